@@ -1,0 +1,2 @@
+def main() -> None:  # replaced below by the real CLI
+    raise SystemExit("not yet")

@@ -1,0 +1,250 @@
+"""Event contract v1: the AnswerEvent a RAG system publishes for every generated answer.
+
+Validation is strict and explicit: every error names the field and the reason, and nothing is ever
+silently truncated. Parsing is the only place that sees untrusted input.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Mapping
+
+import orjson
+
+SCHEMA_VERSION = 1
+
+
+class EventError(ValueError):
+    """An event that does not satisfy the contract. `field` is a dotted path ("context[2].text")."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+    def to_dict(self) -> dict[str, str]:
+        return {"field": self.field, "reason": self.reason, "error": str(self)}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size limits; an event over any of them is rejected (to the dead-letter topic), never truncated."""
+
+    max_answer_chars: int = 20_000
+    max_question_chars: int = 4_000
+    max_chunks: int = 50
+    max_chunk_chars: int = 20_000
+    max_event_bytes: int = 1_000_000
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    text: str
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "text": self.text}
+        if self.source is not None:
+            out["source"] = self.source
+        return out
+
+
+@dataclass(frozen=True)
+class AnswerEvent:
+    event_id: str
+    answer: str
+    question: str = ""
+    context: tuple[Chunk, ...] = ()
+    tenant: str = "default"
+    citations: tuple[str, ...] = ()
+    model: str | None = None
+    produced_at_ms: int | None = None
+    label: int | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def chunk_texts(self) -> list[str]:
+        return [c.text for c in self.context]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "event_id": self.event_id,
+            "tenant": self.tenant,
+            "question": self.question,
+            "context": [c.to_dict() for c in self.context],
+            "answer": self.answer,
+        }
+        if self.citations:
+            out["citations"] = list(self.citations)
+        if self.model is not None:
+            out["model"] = self.model
+        if self.produced_at_ms is not None:
+            out["produced_at"] = self.produced_at_ms
+        if self.label is not None:
+            out["label"] = self.label
+        if self.metadata:
+            out["metadata"] = dict(self.metadata)
+        return out
+
+
+def _require_str(obj: Mapping[str, Any], key: str, *, default: str | None = None, max_chars: int | None = None) -> str:
+    if key not in obj or obj[key] is None:
+        if default is None:
+            raise EventError(key, "is required")
+        return default
+    value = obj[key]
+    if not isinstance(value, str):
+        raise EventError(key, f"must be a string, got {type(value).__name__}")
+    if max_chars is not None and len(value) > max_chars:
+        raise EventError(key, f"is {len(value)} characters, over the limit of {max_chars}")
+    return value
+
+
+def _parse_event_id(obj: Mapping[str, Any]) -> str:
+    key = "event_id" if obj.get("event_id") is not None else "id"
+    if obj.get(key) is None:
+        raise EventError("event_id", "is required (or its alias 'id')")
+    value = obj[key]
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise EventError(key, f"must be a string, got {type(value).__name__}")
+    text = str(value).strip()
+    if not text:
+        raise EventError(key, "must not be empty")
+    if len(text) > 256:
+        raise EventError(key, f"is {len(text)} characters, over the limit of 256")
+    return text
+
+
+def _parse_chunk(raw: Any, index: int, limits: Limits) -> Chunk:
+    where = f"context[{index}]"
+    if isinstance(raw, str):
+        text, chunk_id, source = raw, str(index + 1), None
+    elif isinstance(raw, Mapping):
+        text = raw.get("text")
+        if not isinstance(text, str):
+            reason = "is required" if text is None else f"must be a string, got {type(text).__name__}"
+            raise EventError(f"{where}.text", reason)
+        raw_id = raw.get("id", index + 1)
+        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
+            raise EventError(f"{where}.id", f"must be a string, got {type(raw_id).__name__}")
+        chunk_id = str(raw_id)
+        source = raw.get("source")
+        if source is not None and not isinstance(source, str):
+            raise EventError(f"{where}.source", f"must be a string, got {type(source).__name__}")
+    else:
+        raise EventError(where, f"must be a string or an object with 'text', got {type(raw).__name__}")
+    if len(text) > limits.max_chunk_chars:
+        raise EventError(f"{where}.text", f"is {len(text)} characters, over the limit of {limits.max_chunk_chars}")
+    return Chunk(id=chunk_id, text=text, source=source)
+
+
+def _parse_context(obj: Mapping[str, Any], limits: Limits) -> tuple[Chunk, ...]:
+    raw = obj.get("context")
+    if raw is None:
+        return ()
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise EventError("context", f"must be a list of chunks or a string, got {type(raw).__name__}")
+    if len(raw) > limits.max_chunks:
+        raise EventError("context", f"has {len(raw)} chunks, over the limit of {limits.max_chunks}")
+    chunks = tuple(_parse_chunk(item, i, limits) for i, item in enumerate(raw))
+    seen: set[str] = set()
+    for i, chunk in enumerate(chunks):
+        if chunk.id in seen:
+            raise EventError(f"context[{i}].id", f"duplicates the id {chunk.id!r}")
+        seen.add(chunk.id)
+    return chunks
+
+
+def _parse_citations(obj: Mapping[str, Any]) -> tuple[str, ...]:
+    raw = obj.get("citations")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise EventError("citations", f"must be a list of chunk ids or 1-based positions, got {type(raw).__name__}")
+    out: list[str] = []
+    for i, item in enumerate(raw):
+        if isinstance(item, Mapping):
+            item = item.get("id", item.get("chunk_id"))
+        if isinstance(item, bool) or not isinstance(item, (str, int)):
+            raise EventError(f"citations[{i}]", "must be a chunk id (string) or a 1-based position (integer)")
+        out.append(str(item))
+    return tuple(out)
+
+
+def parse_produced_at(value: Any) -> int | None:
+    """ISO-8601 text or epoch milliseconds (int/float) to epoch milliseconds."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise EventError("produced_at", "must be ISO-8601 text or epoch milliseconds, got bool")
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value) or value < 0:
+            raise EventError("produced_at", "must be a non-negative finite number of epoch milliseconds")
+        return int(value)
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise EventError("produced_at", f"is not ISO-8601: {value[:40]!r}") from None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        return int(parsed.timestamp() * 1000)
+    raise EventError("produced_at", f"must be ISO-8601 text or epoch milliseconds, got {type(value).__name__}")
+
+
+def _parse_label(obj: Mapping[str, Any]) -> int | None:
+    value = obj.get("label")
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return int(value)
+    if value in (0, 1):
+        return int(value)
+    raise EventError("label", f"must be 0 or 1, got {value!r}")
+
+
+def parse_event(obj: Any, limits: Limits = Limits()) -> AnswerEvent:
+    """Validate a decoded JSON object against contract v1."""
+    if not isinstance(obj, Mapping):
+        raise EventError("$", f"an event must be a JSON object, got {type(obj).__name__}")
+    metadata = obj.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise EventError("metadata", f"must be an object, got {type(metadata).__name__}")
+    model = obj.get("model")
+    if model is not None and not isinstance(model, str):
+        raise EventError("model", f"must be a string, got {type(model).__name__}")
+    tenant = _require_str(obj, "tenant", default="default", max_chars=128).strip() or "default"
+    return AnswerEvent(
+        event_id=_parse_event_id(obj),
+        tenant=tenant,
+        question=_require_str(obj, "question", default="", max_chars=limits.max_question_chars),
+        context=_parse_context(obj, limits),
+        answer=_require_str(obj, "answer", max_chars=limits.max_answer_chars),
+        citations=_parse_citations(obj),
+        model=model,
+        produced_at_ms=parse_produced_at(obj.get("produced_at")),
+        label=_parse_label(obj),
+        metadata=dict(metadata),
+    )
+
+
+def decode_event(raw: bytes | str, limits: Limits = Limits()) -> AnswerEvent:
+    """Bytes off the wire to a validated event; errors say what is wrong with the payload."""
+    size = len(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw)
+    if size > limits.max_event_bytes:
+        raise EventError("$", f"payload is {size} bytes, over the limit of {limits.max_event_bytes}")
+    if isinstance(raw, (bytes, bytearray, memoryview)):
+        try:
+            bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise EventError("$", f"payload is not valid UTF-8 (byte {exc.start})") from None
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise EventError("$", f"payload is not valid JSON: {exc}") from None
+    return parse_event(obj, limits)

@@ -1,0 +1,119 @@
+"""The shared, lazily computed view of one (question, context, answer) that every check reads.
+
+Sentence splitting, stemming and lower-casing happen once per inspection, not once per check.
+Instances are immutable after construction apart from `cached_property` memoisation, so a check may
+be called from many threads on different inspections without locks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterable, Sequence
+
+from stream_guard.events import Chunk
+from stream_guard.text import split_sentences, stem_set
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A named entity or citation found in the answer. `label` is PERSON / ORG / CITATION / ..."""
+
+    text: str
+    label: str
+    start: int = -1
+    end: int = -1
+
+
+@dataclass(frozen=True)
+class ContextSentence:
+    chunk_index: int  # 0-based position of the chunk in the event's context
+    chunk_id: str
+    text: str
+
+
+def as_chunks(context: Iterable[str | Chunk] | str | None) -> tuple[Chunk, ...]:
+    """Accept what library callers pass (a string, strings, or Chunks) and give Chunks with 1-based ids."""
+    if context is None:
+        return ()
+    if isinstance(context, str):
+        context = [context]
+    out = []
+    for i, item in enumerate(context):
+        out.append(item if isinstance(item, Chunk) else Chunk(id=str(i + 1), text=str(item)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Inspection:
+    question: str
+    answer: str
+    chunks: tuple[Chunk, ...] = ()
+    citations: tuple[str, ...] = ()
+    tenant: str = "default"
+    # Filled by the detector from a batched NER pass; None means "not computed, run NER yourself".
+    answer_entities: tuple[Entity, ...] | None = None
+
+    @classmethod
+    def build(
+        cls,
+        question: str,
+        context: Iterable[str | Chunk] | str | None,
+        answer: str,
+        citations: Sequence[str] = (),
+        tenant: str = "default",
+        answer_entities: tuple[Entity, ...] | None = None,
+    ) -> "Inspection":
+        return cls(
+            question=question or "",
+            answer=answer or "",
+            chunks=as_chunks(context),
+            citations=tuple(citations),
+            tenant=tenant,
+            answer_entities=answer_entities,
+        )
+
+    @cached_property
+    def context_text(self) -> str:
+        return "\n".join(c.text for c in self.chunks)
+
+    @cached_property
+    def context_lower(self) -> str:
+        return self.context_text.lower()
+
+    @cached_property
+    def answer_lower(self) -> str:
+        return self.answer.lower()
+
+    @cached_property
+    def answer_sentences(self) -> list[str]:
+        return split_sentences(self.answer)
+
+    @cached_property
+    def context_sentences(self) -> list[ContextSentence]:
+        return [
+            ContextSentence(i, chunk.id, sentence)
+            for i, chunk in enumerate(self.chunks)
+            for sentence in split_sentences(chunk.text)
+        ]
+
+    @cached_property
+    def context_stems(self) -> frozenset[str]:
+        return stem_set(self.context_text)
+
+    @cached_property
+    def chunk_stems(self) -> list[frozenset[str]]:
+        return [stem_set(c.text) for c in self.chunks]
+
+    @cached_property
+    def question_stems(self) -> frozenset[str]:
+        return stem_set(self.question)
+
+    def chunk_by_ref(self, ref: str) -> int | None:
+        """0-based index of the chunk a citation names: a chunk id first, else a 1-based position."""
+        for i, chunk in enumerate(self.chunks):
+            if chunk.id == ref:
+                return i
+        if ref.isdigit() and 1 <= int(ref) <= len(self.chunks):
+            return int(ref) - 1
+        return None
