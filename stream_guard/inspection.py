@@ -98,6 +98,11 @@ class Inspection:
         ]
 
     @cached_property
+    def context_sentence_stems(self) -> list[frozenset[str]]:
+        """Content stems of each `context_sentences` entry, same order (best-sentence grounding)."""
+        return [stem_set(s.text) for s in self.context_sentences]
+
+    @cached_property
     def context_stems(self) -> frozenset[str]:
         return stem_set(self.context_text)
 

@@ -1,0 +1,437 @@
+"""The Faust application: decode, call the core, update tables, send. Nothing else lives here.
+
+Flow, per worker:
+
+  rag.answers ──intake──► <app>-answers-by-question (key = question hash) ──judge──► guard.verdicts
+        │  (bad payload)                                  │ drift-history table (RocksDB + changelog)
+        ▼                                                 │ alerts-sent table  (dedupe by alert_id)
+     guard.dlq  ◄──────────────── (event the core failed on) ──► guard.alerts
+                                     metrics timer ──► guard.metrics, /metrics
+
+At least once: an input offset is acknowledged only after everything it caused (re-keyed copy, verdict,
+alerts, dead letter) has been acknowledged by the broker, and Faust flushes table changelog writes
+before it commits offsets. A crash re-delivers; verdicts carry event_id and alerts a deterministic
+alert_id so consumers de-duplicate, and the alerts-sent table keeps a replayed event from paging twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+import weakref
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Sequence
+
+import faust
+import faust.streams
+import orjson
+
+from stream_guard.alerts import Alert, LatencyBudgetMonitor, alerts_for_verdict, already_sent, sent_record
+from stream_guard.deadletter import Source, dead_letter, encode
+from stream_guard.events import AnswerEvent, EventError, Limits, decode_event
+from stream_guard.latency import LatencyRegistry, render_prometheus
+from stream_guard.pipeline import EventFailure, Guard
+from stream_guard.settings import StreamSettings
+from stream_guard.text import question_hash
+from stream_guard.verdict import Verdict
+
+log = logging.getLogger("agents.app")
+
+RAW = faust.Schema(key_serializer="raw", value_serializer="raw")
+PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# Headers the intake puts on the re-keyed copy: where the original message was, for dead letters and for
+# end-to-end latency when the event has no produced_at.
+H_TOPIC, H_PARTITION, H_OFFSET, H_TIMESTAMP = "sg-src-topic", "sg-src-partition", "sg-src-offset", "sg-src-ts"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@contextlib.contextmanager
+def acting_for(event: faust.EventT) -> Iterator[None]:
+    """Make `event` Faust's current event while touching tables.
+
+    Faust routes every table read and write (the RocksDB partition file and the changelog partition) by
+    the *current event's* partition. `take_events` hands batches to the agent outside the stream's own
+    iteration, where there is no current event, so we set it explicitly, per partition group, and restore
+    it after. This is the private ContextVar behind `faust.current_event()` (faust-streaming 0.15.3).
+    """
+    token = faust.streams._current_event.set(weakref.ref(event))
+    try:
+        yield
+    finally:
+        faust.streams._current_event.reset(token)
+
+
+def _headers(message: Any) -> dict[str, bytes]:
+    raw = getattr(message, "headers", None) or ()
+    items = raw.items() if isinstance(raw, Mapping) else raw
+    return {str(k): (v if isinstance(v, bytes) else str(v).encode()) for k, v in items}
+
+
+def _int_header(headers: Mapping[str, bytes], name: str) -> int | None:
+    try:
+        return int(headers[name])
+    except (KeyError, ValueError):
+        return None
+
+
+def _timestamp_ms(message: Any) -> int | None:
+    ts = getattr(message, "timestamp", None)
+    return int(ts * 1000) if ts else None  # Faust gives seconds
+
+
+def source_of(message: Any) -> Source:
+    """The original rag.answers position: from the intake's headers, else this message's own."""
+    headers = _headers(message)
+    if H_TOPIC in headers:
+        return Source(
+            topic=headers[H_TOPIC].decode("utf-8", "replace"),
+            partition=_int_header(headers, H_PARTITION) or 0,
+            offset=_int_header(headers, H_OFFSET) or 0,
+            timestamp_ms=_int_header(headers, H_TIMESTAMP),
+            key=message.key if isinstance(message.key, bytes) else None,
+        )
+    return Source(message.topic, message.partition, message.offset, _timestamp_ms(message),
+                  message.key if isinstance(message.key, bytes) else None)
+
+
+def rocksdb_options(settings: StreamSettings) -> dict[str, Any]:
+    """Per table partition. Faust's defaults (2 GiB block cache, 64 MiB write buffers x3) are sized for a
+    dedicated server per partition; a fingerprint history is a few KiB per question. A fresh dict per table:
+    Faust's store pops keys from the mapping it is given."""
+    return {
+        "driver": "rocksdict",
+        "block_cache_size": settings.rocksdb_block_cache_bytes,
+        "block_cache_compressed_size": settings.rocksdb_block_cache_bytes,
+        "write_buffer_size": settings.rocksdb_write_buffer_bytes,
+        "max_write_buffer_number": settings.rocksdb_max_write_buffers,
+        "target_file_size_base": 8 * settings.rocksdb_write_buffer_bytes,
+        "max_open_files": settings.rocksdb_max_open_files,
+    }
+
+
+def faust_options(settings: StreamSettings) -> dict[str, Any]:
+    assert settings.broker, "a broker address is required"
+    return {
+        "broker": [f"kafka://{hostport}" for hostport in settings.broker.split(",")],
+        # rocksdb:// is Faust's RocksDB store; with python-rocksdb absent it drives rocksdict (tables also
+        # ask for it explicitly). "rocksdict://" is not a registered store scheme in faust-streaming 0.15.3.
+        "store": "rocksdb://",
+        "datadir": settings.data_dir,
+        "web_enabled": settings.web_enabled,
+        "web_port": settings.web_port,
+        "web_bind": settings.web_host,
+        "web_host": settings.web_host if settings.web_host not in ("0.0.0.0", "::") else socket.gethostname(),
+        "topic_partitions": settings.partitions,
+        "topic_replication_factor": settings.replication_factor,
+        "broker_session_timeout": settings.session_timeout_s,
+        "broker_heartbeat_interval": settings.heartbeat_interval_s,
+        "broker_commit_interval": settings.commit_interval_s,
+        "broker_request_timeout": max(40.0, settings.session_timeout_s + 10),
+        "broker_rebalance_timeout": max(20.0, settings.session_timeout_s * 2),
+        "consumer_auto_offset_reset": "earliest",
+        "consumer_max_fetch_size": settings.max_message_bytes,
+        "producer_max_request_size": settings.max_message_bytes,
+        "producer_acks": -1,
+        "producer_linger": 0.0,
+        # The demo and the benchmark start from empty topics; seconds of idle polling would be latency.
+        "stream_recovery_delay": 0.5,
+        "table_cleanup_interval": 300.0,
+        "worker_redirect_stdouts": False,
+    }
+
+
+@dataclass
+class GuardService:
+    """One worker's Faust app plus what its agents share: the core, the executor and the measurements."""
+
+    settings: StreamSettings
+    guard: Guard
+    worker: str
+    app: faust.App = field(init=False)
+    registry: LatencyRegistry = field(init=False)
+    budget: LatencyBudgetMonitor = field(init=False)
+    positions: dict[tuple[str, int], int] = field(default_factory=dict)
+    pool: ThreadPoolExecutor = field(init=False)
+    started_ms: int = field(default_factory=now_ms)
+
+    def __post_init__(self) -> None:
+        s = self.settings
+        self.registry = LatencyRegistry(window_slots=s.latency_window_slots)
+        self.budget = LatencyBudgetMonitor(s.latency_budget_ms, min_samples=s.latency_min_samples)
+        # One thread: the checks hold the GIL, so more threads would only contend; what matters is that
+        # the event loop keeps heartbeating and fetching while a batch is judged.
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge")
+        self.limits: Limits = self.guard.config.limits
+        self.app = app = faust.App(s.app_id, **faust_options(s))
+        self.answers = app.topic(s.topics.answers, schema=RAW, partitions=s.answers_partitions)
+        self.by_question = app.topic(s.by_question_topic, schema=RAW, partitions=s.partitions)
+        self.verdicts = app.topic(s.topics.verdicts, schema=RAW, partitions=s.output_partitions)
+        self.alerts = app.topic(s.topics.alerts, schema=RAW, partitions=s.output_partitions)
+        self.dlq = app.topic(s.topics.dlq, schema=RAW, partitions=s.output_partitions)
+        self.metrics = app.topic(s.topics.metrics, schema=RAW, partitions=s.output_partitions)
+        self.history = app.Table("drift-history", partitions=s.partitions, schema=RAW, options=rocksdb_options(s),
+                                 help="question hash -> bounded list of answer fingerprints")
+        self.alerts_sent = app.Table("alerts-sent", partitions=s.partitions, schema=RAW,
+                                     options=rocksdb_options(s), help="alert_id -> when it was sent")
+        app.agent(self.answers, name="intake")(self._intake)
+        app.agent(self.by_question, name="judge")(self._judge)
+        app.timer(s.metrics_interval_s, name="publish-metrics")(self._publish_metrics)
+        # Faust binds a page handler as the view's `get`: it must be a plain (view, request) function.
+        for path, handler in (("/metrics", self._metrics_page), ("/healthz", self._health_page),
+                              ("/readyz", self._ready_page)):
+            app.page(path, name=path.strip("/"))(_page(handler))
+
+    # --- sending -----------------------------------------------------------------------------------------
+
+    async def _send(self, topic: faust.TopicT, key: bytes | None, value: bytes,
+                    headers: Mapping[str, bytes] | None = None) -> asyncio.Future[Any]:
+        """Queue one message; the returned future resolves when the broker has acknowledged it."""
+        return await topic.send(key=key, value=value, headers=dict(headers) if headers else None)
+
+    async def _dead_letter(
+        self, message: Any, *, field_: str, reason: str, stage: str, source: Source | None = None,
+        event_id: str | None = None,
+    ) -> asyncio.Future[Any]:
+        self.registry.dead_letters[stage] += 1
+        record = dead_letter(
+            message.value if isinstance(message.value, bytes) else None,
+            error_field=field_, reason=reason, source=source or source_of(message), stage=stage,
+            failed_at_ms=now_ms(), worker=self.worker, event_id=event_id,
+            max_payload_bytes=self.settings.dlq_max_payload_bytes,
+        )
+        return await self._send(self.dlq, message.key if isinstance(message.key, bytes) else None, encode(record))
+
+    # --- intake: validate and re-key -----------------------------------------------------------------------
+
+    async def _intake(self, stream: faust.StreamT) -> None:
+        s = self.settings
+        async for events in stream.take_events(s.batch_max, within=s.batch_within_s):
+            pending = [await self._intake_one(event) for event in events]
+            await asyncio.gather(*pending)
+            for event in events:
+                self._advance(event.message)
+
+    async def _intake_one(self, event: faust.EventT) -> asyncio.Future[Any]:
+        message = event.message
+        try:
+            raw = message.value if isinstance(message.value, bytes) else b""
+            answer = decode_event(raw, self.limits)
+            key = question_hash(answer.tenant, answer.question).encode()
+            headers = {
+                H_TOPIC: message.topic.encode(), H_PARTITION: str(message.partition).encode(),
+                H_OFFSET: str(message.offset).encode(), H_TIMESTAMP: str(_timestamp_ms(message) or "").encode(),
+            }
+            return await self._send(self.by_question, key, raw, headers)
+        except EventError as exc:
+            return await self._dead_letter(message, field_=exc.field, reason=exc.reason, stage="decode")
+        except Exception as exc:  # a bug must cost one event, never the worker
+            log.exception("intake failed on %s[%s]@%s", message.topic, message.partition, message.offset)
+            return await self._dead_letter(message, field_="$", reason=f"{type(exc).__name__}: {exc}",
+                                           stage="intake")
+
+    # --- judge: the core, the tables, the verdicts -------------------------------------------------------------
+
+    async def _judge(self, stream: faust.StreamT) -> None:
+        s = self.settings
+        async for events in stream.take_events(s.batch_max, within=s.batch_within_s):
+            groups: dict[int, list[faust.EventT]] = defaultdict(list)
+            for event in events:
+                groups[event.message.partition].append(event)
+            for group in groups.values():
+                try:
+                    await self._judge_group(group)
+                except Exception as exc:  # a bug outside the core: dead-letter the group, keep going
+                    log.exception("judge failed on a batch of %d", len(group))
+                    await asyncio.gather(*[
+                        await self._dead_letter(e.message, field_="$", reason=f"{type(exc).__name__}: {exc}",
+                                                stage="judge")
+                        for e in group
+                    ])
+                for event in group:
+                    self._advance(event.message)
+
+    async def _judge_group(self, group: Sequence[faust.EventT]) -> None:
+        started = time.perf_counter()
+        anchor = group[-1]
+        pending: list[asyncio.Future[Any]] = []
+        judged: list[tuple[faust.EventT, AnswerEvent, Source]] = []
+        for event in group:
+            source = source_of(event.message)
+            try:
+                judged.append((event, decode_event(event.message.value, self.limits), source))
+            except EventError as exc:  # only if the limits changed between intake and judge
+                pending.append(await self._dead_letter(event.message, field_=exc.field, reason=exc.reason,
+                                                       stage="decode", source=source))
+        answers = [answer for _, answer, _ in judged]
+        keys = {question_hash(a.tenant, a.question) for a in answers}
+        with acting_for(anchor):
+            histories = {key: _load_history(self.history.get(key)) for key in keys}
+        results, updated = await self._evaluate(answers, histories)
+
+        sent_alerts: list[Alert] = []
+        seen_now: set[str] = set()
+        at = now_ms()
+        for (event, answer, source), result in zip(judged, results):
+            if isinstance(result, EventFailure):
+                pending.append(await self._dead_letter(event.message, field_="$", reason=result.error,
+                                                       stage="judge", source=source, event_id=answer.event_id))
+                continue
+            pending.append(await self._send(self.verdicts, result.question_hash.encode(), result.to_json()))
+            for alert in alerts_for_verdict(result.to_dict(), at):
+                with acting_for(anchor):
+                    seen = already_sent(self.alerts_sent.get(alert.alert_id), at,
+                                        self.settings.alert_dedupe_ttl_s * 1000)
+                if seen or alert.alert_id in seen_now:
+                    self.registry.alerts_suppressed[alert.kind] += 1
+                    continue
+                seen_now.add(alert.alert_id)
+                sent_alerts.append(alert)
+                pending.append(await self._send(self.alerts, alert.key.encode(), alert.to_json()))
+        await asyncio.gather(*pending)
+
+        # Only after the broker has the verdicts: a crash before this line re-delivers the batch, and the
+        # history gets each delivered answer once; the changelog writes are flushed before the commit.
+        with acting_for(anchor):
+            for key, items in updated.items():
+                self.history[key] = orjson.dumps(list(items))
+            for alert in sent_alerts:
+                self.alerts_sent[alert.alert_id] = sent_record(alert, at)
+        for alert in sent_alerts:
+            self.registry.alerts[alert.kind] += 1
+        self._observe(anchor.message, judged, results, started)
+
+    async def _evaluate(
+        self, answers: list[AnswerEvent], histories: dict[str, list[dict[str, Any]]]
+    ) -> tuple[list[Verdict | EventFailure], dict[str, list[dict[str, Any]]]]:
+        if not answers:
+            return [], {}
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self.pool, self.guard.evaluate_batch, answers, histories)
+        except Exception:
+            log.exception("batch of %d failed; judging one by one", len(answers))
+        # One event the core chokes on (outside its own per-event guard) must not sink its batch-mates.
+        current = dict(histories)
+        results: list[Verdict | EventFailure] = []
+        updated: dict[str, list[dict[str, Any]]] = {}
+        for answer in answers:
+            key = question_hash(answer.tenant, answer.question)
+            try:
+                one, changed = await loop.run_in_executor(
+                    self.pool, self.guard.evaluate_batch, [answer], {key: current.get(key, [])}
+                )
+            except Exception as exc:
+                results.append(EventFailure(answer.event_id, f"{type(exc).__name__}: {exc}"))
+                continue
+            results.extend(one)
+            for k, v in changed.items():
+                current[k] = updated[k] = list(v)
+        return results, updated
+
+    def _observe(self, message: Any, judged: Sequence[tuple[faust.EventT, AnswerEvent, Source]],
+                 results: Sequence[Verdict | EventFailure], started: float) -> None:
+        processing_ms = (time.perf_counter() - started) * 1000.0
+        done_ms = time.time() * 1000.0
+        for (_, answer, source), result in zip(judged, results):
+            origin = answer.produced_at_ms if answer.produced_at_ms is not None else source.timestamp_ms
+            e2e = done_ms - origin if origin is not None else None
+            routing = result.routing if isinstance(result, Verdict) else "failed"
+            self.registry.observe(message.topic, message.partition, processing_ms, e2e, routing)
+
+    def _advance(self, message: Any) -> None:
+        self.positions[(message.topic, message.partition)] = message.offset + 1
+
+    # --- metrics ----------------------------------------------------------------------------------------------
+
+    async def _refresh_lag(self) -> set[tuple[str, int]]:
+        consumer = self.app.consumer
+        ours = {self.settings.topics.answers, self.settings.by_question_topic}
+        tps = [tp for tp in consumer.assignment() if tp.topic in ours]
+        owned = {(tp.topic, tp.partition) for tp in tps}
+        if tps:
+            highwaters = await consumer.highwaters(*tps)
+            for tp in tps:
+                position = self.positions.get((tp.topic, tp.partition))
+                if position is None:
+                    position = await consumer.position(tp) or 0
+                self.registry.set_lag(tp.topic, tp.partition, highwaters.get(tp, 0) - position)
+        self.registry.forget_lag(owned)
+        return owned
+
+    async def _publish_metrics(self) -> None:
+        try:
+            owned = await self._refresh_lag()
+        except Exception:  # lag is best effort: a rebalance in progress must not stop the summaries
+            log.debug("lag refresh failed", exc_info=True)
+            owned = set(self.registry.lag)
+        at = now_ms()
+        pending = []
+        for summary in self.registry.summaries(worker=self.worker, at_ms=at,
+                                               interval_s=self.settings.metrics_interval_s):
+            key = (summary["topic"], summary["partition"])
+            if key not in owned and not summary["interval"]["processing_ms"].get("count"):
+                continue  # a partition that moved to another worker: that worker reports it now
+            pending.append(await self._send(self.metrics, f"{key[0]}:{key[1]}".encode(), orjson.dumps(summary)))
+            recent = summary["recent"]["end_to_end_ms"]
+            alert = self.budget.check(key[0], key[1], recent.get("p99"), recent.get("count", 0), at, self.worker)
+            if alert is not None:
+                self.registry.alerts[alert.kind] += 1
+                pending.append(await self._send(self.alerts, alert.key.encode(), alert.to_json()))
+        self.budget.forget(owned | {k for k in self.budget.breaches if k in self.registry.partitions})
+        self.registry.rotate()
+        await asyncio.gather(*pending)
+
+    def metrics_text(self) -> str:
+        return render_prometheus(
+            self.registry, budget_ms=self.settings.latency_budget_ms,
+            extra_gauges={"stream_guard_uptime_seconds": (now_ms() - self.started_ms) / 1000.0},
+        )
+
+    async def _metrics_page(self, web: Any, request: Any) -> Any:
+        return web.bytes(self.metrics_text().encode(), headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
+
+    async def _health_page(self, web: Any, request: Any) -> Any:
+        return web.json({"status": "ok", "worker": self.worker})
+
+    async def _ready_page(self, web: Any, request: Any) -> Any:
+        recovery = self.app.tables.recovery
+        ready = recovery.completed.is_set() and not self.app.rebalancing
+        body = {"ready": ready, "rebalancing": bool(self.app.rebalancing),
+                "recovered": recovery.completed.is_set(), "worker": self.worker}
+        return web.json(body, status=200 if ready else 503)
+
+
+def _page(handler: Any) -> Any:
+    async def get(view: Any, request: Any) -> Any:
+        return await handler(view, request)
+
+    get.__name__ = handler.__name__.strip("_")
+    return get
+
+
+def _load_history(raw: bytes | None) -> list[dict[str, Any]]:
+    if not raw:
+        return []
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:  # a corrupt record costs the question its history, not the worker
+        log.warning("unreadable drift history record dropped")
+        return []
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def worker_name(settings: StreamSettings) -> str:
+    return os.environ.get("STREAM_GUARD_WORKER_NAME") or f"{socket.gethostname()}-{os.getpid()}"
+
+
+def build_service(settings: StreamSettings, guard: Guard, worker: str | None = None) -> GuardService:
+    return GuardService(settings=settings, guard=guard, worker=worker or worker_name(settings))

@@ -1,0 +1,375 @@
+"""The streaming commands of `stream-guard`: worker, up, produce, tail. `stream_guard.cli` dispatches here.
+
+    stream-guard worker  [--broker HOST:PORT] [--data-dir DIR] [--web-port N|--without-web]
+                         [--config FILE.toml] [--ner spacy|regex]
+    stream-guard up      [--once] [--broker HOST:PORT] [--events FILE.jsonl] [--interval S] ...
+    stream-guard produce PATH [--topic T] [--broker HOST:PORT]
+    stream-guard tail    verdicts|alerts|dlq|metrics [--broker HOST:PORT] [--from-beginning] [--max N]
+
+A broker comes from --broker, else STREAM_GUARD_BROKER, else (worker and up only) the embedded one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import urllib.request
+from importlib import resources
+from pathlib import Path
+from typing import Any, Sequence
+
+import orjson
+
+from agents.clients import Reader, partition_key, start_producer
+from agents.embedded_broker import EmbeddedBroker, free_port
+from agents.topics import ensure_topics
+from stream_guard.display import line_for
+from stream_guard.settings import StreamSettings, load_settings
+
+STREAMS = ("verdicts", "alerts", "dlq", "metrics")
+
+
+def _say(*parts: object) -> None:
+    print(*parts, flush=True)
+
+
+def _err(message: str) -> None:
+    print(f"stream-guard: {message}", file=sys.stderr, flush=True)
+
+
+def _toml(path: str | None) -> dict[str, Any]:
+    if not path:
+        return {}
+    with open(path, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def _settings(args: argparse.Namespace, **overrides: Any) -> StreamSettings:
+    flags = {"broker": getattr(args, "broker", None), "data_dir": getattr(args, "data_dir", None),
+             "app_id": getattr(args, "app_id", None)}
+    if getattr(args, "web_port", None) is not None:
+        flags["web_port"] = args.web_port
+    if getattr(args, "without_web", False):
+        flags["web_enabled"] = False
+    return load_settings(_toml(getattr(args, "config", None)), os.environ, {**flags, **overrides})
+
+
+def _detector_config(args: argparse.Namespace) -> Any:
+    from stream_guard.cli import build_config  # the lead's: presets, [detector] table, --ner
+
+    return build_config(getattr(args, "config", None), getattr(args, "preset", None), getattr(args, "ner", None))
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--broker", help="HOST:PORT[,HOST:PORT] (default: $STREAM_GUARD_BROKER)")
+
+
+def _worker_flags(parser: argparse.ArgumentParser) -> None:
+    _common(parser)
+    parser.add_argument("--data-dir", help="where RocksDB state lives (default: stream-guard-data)")
+    web = parser.add_mutually_exclusive_group()
+    web.add_argument("--web-port", type=int, help="port for /metrics, /healthz, /readyz (default 6066)")
+    web.add_argument("--without-web", action="store_true", help="no web server")
+    parser.add_argument("--config", help="TOML file with [detector] and [stream] tables")
+    parser.add_argument("--ner", choices=("spacy", "regex", "auto"), help="entity recognizer")
+    parser.add_argument("--preset", help="threshold preset (general, strict, noisy)")
+    parser.add_argument("--app-id", help="consumer group and state prefix (default stream-guard)")
+    parser.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
+    parser.add_argument("--name", help="worker name in metrics and dead letters (default host-pid)")
+
+
+# --- worker -------------------------------------------------------------------------------------------------
+
+
+def cmd_worker(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="stream-guard worker", description="Run one streaming worker.")
+    _worker_flags(parser)
+    args = parser.parse_args(argv)
+    try:
+        settings = _settings(args)
+        config = _detector_config(args)
+    except (OSError, ValueError) as exc:
+        _err(f"bad configuration: {exc}")
+        return 2
+    from agents.worker import run_worker  # imports Faust: only when a worker is wanted
+
+    if settings.broker:
+        return run_worker(settings, config, loglevel=args.loglevel, worker=args.name)
+    # No broker: the embedded one, in memory, so the state directory must start empty too (RocksDB state
+    # and its remembered changelog offsets would not match a broker that just started with nothing).
+    data_dir = args.data_dir or tempfile.mkdtemp(prefix="stream-guard-")
+    with EmbeddedBroker() as broker:
+        _say(f"embedded broker at {broker.bootstrap} (memory only; gone when this worker stops)")
+        _say(f"state in {data_dir}")
+        try:
+            return run_worker(settings.with_overrides(broker=broker.bootstrap, data_dir=data_dir), config,
+                              loglevel=args.loglevel, worker=args.name)
+        finally:
+            if not args.data_dir:
+                shutil.rmtree(data_dir, ignore_errors=True)
+
+
+# --- produce ------------------------------------------------------------------------------------------------
+
+
+def _require_broker(args: argparse.Namespace) -> str | None:
+    broker = args.broker or os.environ.get("STREAM_GUARD_BROKER")
+    if not broker:
+        _err("no broker: pass --broker HOST:PORT or set STREAM_GUARD_BROKER")
+    return broker
+
+
+async def produce_lines(broker: str, topic: str, lines: Sequence[bytes], *, progress: bool = True,
+                        interval: float = 0.0) -> int:
+    """Send each line as-is (invalid ones too: the worker dead-letters them); returns how many were acked."""
+    from tqdm import tqdm
+
+    producer = await start_producer(broker)
+    sent = 0
+    try:
+        with tqdm(total=len(lines), unit="ev", disable=not progress, file=sys.stderr) as bar:
+            pending: list[asyncio.Future[Any]] = []
+            for line in lines:
+                pending.append(await producer.send(topic, line, key=partition_key(line)))
+                if interval:
+                    await asyncio.sleep(interval)
+                if len(pending) >= 500:
+                    await asyncio.gather(*pending)
+                    bar.update(len(pending))
+                    sent += len(pending)
+                    pending.clear()
+            await asyncio.gather(*pending)
+            bar.update(len(pending))
+            sent += len(pending)
+    finally:
+        await producer.stop()
+    return sent
+
+
+def read_lines(path: str) -> list[bytes]:
+    source = sys.stdin.buffer if path == "-" else open(path, "rb")
+    with source:
+        return [line.rstrip(b"\r\n") for line in source if line.strip()]
+
+
+def cmd_produce(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="stream-guard produce", description="Publish AnswerEvent JSONL.")
+    parser.add_argument("path", help="JSONL file, or - for stdin")
+    parser.add_argument("--topic", help="default: the answers topic (rag.answers)")
+    parser.add_argument("--interval", type=float, default=0.0, help="seconds between events (default none)")
+    _common(parser)
+    args = parser.parse_args(argv)
+    broker = _require_broker(args)
+    if not broker:
+        return 2
+    topic = args.topic or _settings(args).topics.answers
+    try:
+        lines = read_lines(args.path)
+    except OSError as exc:
+        _err(f"cannot read {args.path}: {exc}")
+        return 1
+    sent = asyncio.run(produce_lines(broker, topic, lines, interval=args.interval))
+    _say(f"sent {sent} events to {topic}")
+    return 0
+
+
+# --- tail ---------------------------------------------------------------------------------------------------
+
+
+async def _tail(broker: str, topic: str, kind: str, from_beginning: bool, limit: int | None, pretty: bool) -> int:
+    reader = await Reader(broker, [topic], from_beginning=from_beginning).start()
+    count = 0
+    try:
+        async for record in reader.records():
+            try:
+                value = orjson.loads(record.value)
+                text = line_for(kind, value) if pretty else orjson.dumps(value).decode()
+            except (orjson.JSONDecodeError, ValueError, TypeError, AttributeError):
+                text = (record.value or b"").decode("utf-8", "replace")
+            _say(text)
+            count += 1
+            if limit is not None and count >= limit:
+                break
+    finally:
+        await reader.stop()
+    return count
+
+
+def cmd_tail(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="stream-guard tail", description="Print a guard topic as it arrives.")
+    parser.add_argument("stream", choices=STREAMS)
+    parser.add_argument("--from-beginning", action="store_true")
+    parser.add_argument("--max", type=int, help="stop after N records")
+    parser.add_argument("--format", choices=("json", "pretty"), default="json",
+                        help="json: one record per line (default); pretty: one readable line each")
+    _common(parser)
+    args = parser.parse_args(argv)
+    broker = _require_broker(args)
+    if not broker:
+        return 2
+    topic = getattr(_settings(args).topics, args.stream)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_tail(broker, topic, args.stream, args.from_beginning, args.max, args.format == "pretty"))
+    return 0
+
+
+# --- up -----------------------------------------------------------------------------------------------------
+
+
+def demo_events_path() -> Path:
+    return Path(str(resources.files("stream_guard").joinpath("samples", "demo.jsonl")))
+
+
+def _ready(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as response:
+            return bool(orjson.loads(response.read()).get("ready"))
+    except (OSError, ValueError):
+        return False
+
+
+def _worker_command(args: argparse.Namespace, broker: str, data_dir: str, web_port: int) -> list[str]:
+    cmd = [sys.executable, "-m", "agents", "worker", "--broker", broker, "--data-dir", data_dir,
+           "--web-port", str(web_port), "--loglevel", "warning", "--name", "up-worker"]
+    for flag in ("config", "ner", "preset", "app_id"):
+        value = getattr(args, flag, None)
+        if value:
+            cmd += [f"--{flag.replace('_', '-')}", value]
+    return cmd
+
+
+def _stop_process(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)  # the worker leaves its group and flushes state
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+async def _show(settings: StreamSettings, lines: list[bytes], args: argparse.Namespace,
+                proc: subprocess.Popen[bytes]) -> int:
+    """Replay the events and print what comes back; with --once, return when every event is accounted for
+    (a verdict or a dead letter) and trailing alerts had a moment to arrive."""
+    topics = settings.topics
+    await ensure_topics(settings)
+    names = {topics.verdicts: "verdicts", topics.alerts: "alerts", topics.dlq: "dlq"}
+    reader = await Reader(settings.broker or "", list(names)).start()
+    counts = {"verdicts": 0, "alerts": 0, "dlq": 0}
+    loop = asyncio.get_running_loop()
+    producing = asyncio.create_task(
+        produce_lines(settings.broker or "", topics.answers, lines, progress=False, interval=args.interval))
+    _say(f"replaying {len(lines)} events\n")
+    done_at: float | None = None
+    give_up_at: float | None = None
+    stream = reader.records().__aiter__()
+    try:
+        while proc.poll() is None:
+            if producing.done() and give_up_at is None:
+                producing.result()
+                give_up_at = loop.time() + args.drain_timeout
+            if done_at is None and counts["verdicts"] + counts["dlq"] >= len(lines):
+                done_at = loop.time()
+                if not args.once:
+                    _say(f"\ndemo done: {counts['verdicts']} verdicts, {counts['alerts']} alerts, "
+                         f"{counts['dlq']} dead letters. Still running: `stream-guard produce FILE --broker "
+                         f"{settings.broker}` from another shell sends more. Ctrl-C to stop.\n")
+            if args.once and done_at is not None and loop.time() - done_at > 1.0:
+                break
+            if args.once and give_up_at is not None and done_at is None and loop.time() > give_up_at:
+                _err("timed out waiting for every event's verdict")
+                break
+            try:
+                record = await asyncio.wait_for(stream.__anext__(), timeout=0.25)
+            except asyncio.TimeoutError:
+                continue
+            kind = names.get(record.topic, "verdicts")
+            counts[kind] += 1
+            with contextlib.suppress(orjson.JSONDecodeError, ValueError, TypeError, AttributeError):
+                _say(line_for(kind, orjson.loads(record.value)))
+        else:
+            _err(f"the worker exited with code {proc.returncode}; see its log")
+            return 1
+    finally:
+        producing.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await producing
+        await reader.stop()
+    _say(f"\n{counts['verdicts']} verdicts, {counts['alerts']} alerts, {counts['dlq']} dead letters")
+    return 0 if done_at is not None else 1
+
+
+def cmd_up(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="stream-guard up",
+        description="Embedded broker + a worker + a demo producer, printing every verdict and alert.")
+    parser.add_argument("--once", action="store_true", help="exit after the demo instead of running on")
+    parser.add_argument("--events", help="JSONL to replay (default: the bundled demo events)")
+    parser.add_argument("--interval", type=float, default=0.3, help="seconds between demo events")
+    parser.add_argument("--drain-timeout", type=float, default=60.0, help=argparse.SUPPRESS)
+    parser.add_argument("--data-dir", help="worker state (default: a temporary directory)")
+    parser.add_argument("--web-port", type=int, help="worker web port (default: a free one)")
+    parser.add_argument("--config", help="TOML file with [detector] and [stream] tables")
+    parser.add_argument("--ner", choices=("spacy", "regex", "auto"))
+    parser.add_argument("--preset")
+    parser.add_argument("--app-id")
+    _common(parser)
+    args = parser.parse_args(argv)
+    try:
+        lines = read_lines(args.events or str(demo_events_path()))
+        settings = _settings(args)
+    except (OSError, ValueError) as exc:
+        _err(str(exc))
+        return 2
+    data_dir = args.data_dir or tempfile.mkdtemp(prefix="stream-guard-up-")
+    web_port = args.web_port or free_port()
+    with contextlib.ExitStack() as stack:
+        if not settings.broker:
+            broker = stack.enter_context(EmbeddedBroker())
+            settings = settings.with_overrides(broker=broker.bootstrap)
+            _say(f"embedded broker at {broker.bootstrap}")
+        if not args.data_dir:
+            stack.callback(shutil.rmtree, data_dir, True)
+        log_path = Path(data_dir) / "worker.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_file = stack.enter_context(open(log_path, "ab"))
+        proc = subprocess.Popen(_worker_command(args, settings.broker or "", data_dir, web_port),
+                                stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        stack.callback(_stop_process, proc)
+        _say(f"worker pid {proc.pid}, log {log_path}, metrics http://127.0.0.1:{web_port}/metrics")
+        started = time.monotonic()
+        while not _ready(web_port):
+            if proc.poll() is not None:
+                _err(f"the worker exited with code {proc.returncode}; last lines of {log_path}:")
+                sys.stderr.write(log_path.read_text(errors="replace")[-3000:])
+                return 1
+            time.sleep(0.3)
+        _say(f"worker ready in {time.monotonic() - started:.1f}s")
+        try:
+            return asyncio.run(_show(settings, lines, args, proc))
+        except KeyboardInterrupt:
+            _say("\nstopping...")
+            return 0
+    return 0  # pragma: no cover
+
+
+COMMANDS = {"worker": cmd_worker, "up": cmd_up, "produce": cmd_produce, "tail": cmd_tail}
+
+
+def run(command: str, argv: list[str]) -> int:
+    handler = COMMANDS.get(command)
+    if handler is None:
+        _err(f"unknown command {command!r}; one of {', '.join(COMMANDS)}")
+        return 2
+    return handler(list(argv))

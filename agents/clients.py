@@ -1,0 +1,117 @@
+"""Plain aiokafka clients for the command line: publish JSONL, read topics back without a consumer group.
+
+`tail`, `up` and the tests read by manual partition assignment, never by joining a group: a group join
+waits for the session timeout on some brokers, and a reader must not take partitions from anybody.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import AsyncIterator, Iterable, Sequence
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.structs import ConsumerRecord
+
+from stream_guard.text import question_hash
+
+DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+
+
+def partition_key(line: bytes) -> bytes | None:
+    """Key an input line by its question hash when it parses, so one question's events keep their order
+    through the answers topic (drift depends on it); a line that does not parse goes unkeyed."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    tenant, question = obj.get("tenant") or "default", obj.get("question") or ""
+    if not isinstance(tenant, str) or not isinstance(question, str):
+        return None
+    return question_hash(tenant.strip() or "default", question).encode()
+
+
+async def start_producer(broker: str, max_request_size: int = DEFAULT_MAX_MESSAGE_BYTES) -> AIOKafkaProducer:
+    # acks=all, no idempotence: the embedded broker refuses idempotent producers and the service is
+    # at-least-once by design.
+    producer = AIOKafkaProducer(bootstrap_servers=broker, acks="all", max_request_size=max_request_size,
+                                linger_ms=5, enable_idempotence=False)
+    await producer.start()
+    return producer
+
+
+async def topic_partitions(consumer: AIOKafkaConsumer, topics: Iterable[str], timeout: float = 30.0
+                           ) -> list[TopicPartition]:
+    """Partitions of each topic, waiting for topics that a worker is about to create."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    wanted = list(topics)
+    while True:
+        await consumer.topics()  # refreshes metadata
+        found = {t: consumer.partitions_for_topic(t) for t in wanted}
+        missing = [t for t, parts in found.items() if not parts]
+        if not missing:
+            return [TopicPartition(t, p) for t in wanted for p in sorted(found[t] or ())]
+        if loop.time() > deadline:
+            raise TimeoutError(f"topic(s) not found: {', '.join(missing)}")
+        await asyncio.sleep(0.3)
+
+
+@dataclass
+class Reader:
+    """Reads whole topics by manual assignment, from the beginning or from their current end."""
+
+    broker: str
+    topics: Sequence[str]
+    from_beginning: bool = False
+    max_fetch_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    consumer: AIOKafkaConsumer | None = None
+
+    async def start(self, timeout: float = 30.0) -> "Reader":
+        self.consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.broker, group_id=None, enable_auto_commit=False,
+            auto_offset_reset="earliest", fetch_max_wait_ms=100, max_partition_fetch_bytes=self.max_fetch_bytes,
+            fetch_max_bytes=max(self.max_fetch_bytes, 52428800),
+        )
+        await self.consumer.start()
+        tps = await topic_partitions(self.consumer, self.topics, timeout)
+        self.consumer.assign(tps)
+        if self.from_beginning:
+            await self.consumer.seek_to_beginning(*tps)
+        else:
+            await self.consumer.seek_to_end(*tps)
+        for tp in tps:  # resolve positions now, so "from the end" means before anything we send next
+            await self.consumer.position(tp)
+        return self
+
+    async def records(self) -> AsyncIterator[ConsumerRecord]:
+        assert self.consumer is not None, "start() first"
+        async for record in self.consumer:
+            yield record
+
+    async def stop(self) -> None:
+        if self.consumer is not None:
+            await self.consumer.stop()
+            self.consumer = None
+
+
+async def read_all(broker: str, topics: Sequence[str], until: int, timeout: float) -> list[ConsumerRecord]:
+    """Everything on `topics` from the beginning, until `until` records or `timeout` seconds (tests, bench)."""
+    reader = await Reader(broker, topics, from_beginning=True).start()
+    out: list[ConsumerRecord] = []
+    try:
+        async def collect() -> None:
+            async for record in reader.records():
+                out.append(record)
+                if len(out) >= until:
+                    return
+        try:
+            await asyncio.wait_for(collect(), timeout)
+        except asyncio.TimeoutError:
+            pass
+    finally:
+        await reader.stop()
+    return out

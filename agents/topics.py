@@ -1,0 +1,90 @@
+"""Create the service's topics before the workers start, with the configured partition counts.
+
+Done with the Kafka admin API rather than left to Faust or to broker auto-creation, so that the partition
+counts are ours (the re-keyed topic and the table changelogs must match for co-partitioning) and so that
+`up`, `tail` and the tests can attach to output topics before the first message is sent. Existing topics
+are left alone: partition counts of a live topic are an operator's decision (see deploy/OPERATIONS.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaConnectionError, KafkaError
+
+from stream_guard.settings import StreamSettings
+
+log = logging.getLogger("agents.topics")
+TOPIC_ALREADY_EXISTS = 36
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    partitions: int
+    replication_factor: int
+    max_message_bytes: int | None = None
+
+    def new_topic(self) -> NewTopic:
+        configs = {"max.message.bytes": str(self.max_message_bytes)} if self.max_message_bytes else {}
+        return NewTopic(self.name, self.partitions, self.replication_factor, topic_configs=configs)
+
+
+def topic_specs(settings: StreamSettings) -> list[TopicSpec]:
+    rf = settings.replication_factor
+    big = settings.max_message_bytes  # inputs must take the oversized payloads we are to dead-letter
+    t = settings.topics
+    return [
+        TopicSpec(t.answers, settings.answers_partitions, rf, big),
+        TopicSpec(settings.by_question_topic, settings.partitions, rf, big),
+        *(TopicSpec(name, settings.output_partitions, rf) for name in t.outputs()),
+    ]
+
+
+async def _admin(bootstrap: str, timeout: float) -> AIOKafkaAdminClient:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+        try:
+            await admin.start()
+            return admin
+        except (KafkaConnectionError, KafkaError, OSError) as exc:
+            await admin.close()
+            if asyncio.get_running_loop().time() > deadline:
+                raise ConnectionError(f"broker {bootstrap} not reachable: {exc}") from exc
+            await asyncio.sleep(0.5)
+
+
+async def ensure_topics(settings: StreamSettings, timeout: float = 60.0) -> list[str]:
+    """Create missing topics; returns the names created. Raises if the broker refuses one for another reason."""
+    assert settings.broker, "a broker address is required"
+    admin = await _admin(settings.broker, timeout)
+    try:
+        existing = set(await admin.list_topics())
+        missing = [spec for spec in topic_specs(settings) if spec.name not in existing]
+        if not missing:
+            return []
+        response = await admin.create_topics([spec.new_topic() for spec in missing])
+        created = []
+        for topic, code, message in _errors(response):
+            if code == 0:
+                created.append(topic)
+            elif code != TOPIC_ALREADY_EXISTS:  # another worker won the race: fine
+                raise RuntimeError(f"cannot create topic {topic}: error {code} {message or ''}".strip())
+        if created:
+            log.info("created topics: %s", ", ".join(created))
+        return created
+    finally:
+        await admin.close()
+
+
+def _errors(response: object) -> list[tuple[str, int, str | None]]:
+    out = []
+    for item in getattr(response, "topic_errors", []):
+        topic, code = item[0], item[1]
+        message = item[2] if len(item) > 2 else None
+        out.append((topic, int(code), message))
+    return out

@@ -1,0 +1,54 @@
+"""Shared helpers for the benchmark scripts: where the labelled data lives and how to load it."""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+import orjson
+
+from stream_guard.events import AnswerEvent, parse_event
+
+REPO = Path(__file__).resolve().parents[1]
+DATA_DIR = Path(os.environ.get("STREAM_GUARD_DATA", REPO.parent / "shared" / "data"))
+RESULTS_DIR = REPO / "bench" / "results"
+DATASETS = ("ragtruth_dev", "summedits_dev", "halueval_qa_dev")
+
+
+def load_events(name: str, limit: int | None = None) -> list[AnswerEvent]:
+    path = DATA_DIR / f"{name}.jsonl"
+    if not path.exists():
+        raise SystemExit(f"{path} not found: set STREAM_GUARD_DATA to the folder holding the labelled data")
+    events = []
+    with open(path, "rb") as fh:
+        for line in fh:
+            if line.strip():
+                raw = orjson.loads(line)
+                # The labelled files carry their task and dataset next to the contract fields; keep
+                # them in metadata so results can be broken down by task type.
+                extra = {k: raw[k] for k in ("task_type", "source", "hallucination_type") if raw.get(k)}
+                raw["metadata"] = {**(raw.get("metadata") or {}), **extra}
+                events.append(parse_event(raw))
+                if limit and len(events) >= limit:
+                    break
+    return events
+
+
+def machine() -> dict[str, object]:
+    return {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()}
+
+
+def write_result(name: str, payload: dict[str, object]) -> Path:
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{name}.json"
+    path.write_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
+    return path
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100.0 * (len(ordered) - 1))))
+    return ordered[index]

@@ -1,0 +1,137 @@
+"""Sentence alignment for the contradiction family: which context sentence an answer sentence restates.
+
+An answer sentence is compared only with context sentences that share its content stems, found through an
+inverted index (stem -> sentence ids), so the cost grows with the overlap, not with answer x context.
+`ContradictionView` holds everything the four contradiction sub-checks compute once per inspection; each
+sub-check's public `find_*` function builds one when called on its own, and `ContradictionCheck` builds a
+single one and shares it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import Iterable, Sequence
+
+from stream_guard.inspection import ContextSentence, Inspection
+from stream_guard.quantities import Quantity, extract_quantities, may_contain_quantity
+from stream_guard.text import NEGATORS, STOP_WORDS, content_words, stem
+
+# Words that carry no subject of their own in policy or factual prose: "at any time", "definitely",
+# "currently". Counting them as shared content would pair unrelated sentences.
+FILLER_STEMS = frozenset(
+    stem(w)
+    for w in """time times anytime always definitely certainly really actually simply just now currently also still
+    even however please note generally usually typically like well way thing things lot get gets got make
+    makes made according passage passages mentioned mention states stated say says said provided based
+    information""".split()
+)
+
+
+@lru_cache(maxsize=65536)
+def align_stems(text: str) -> frozenset[str]:
+    """Content stems used for alignment: no digits (numbers are what the checks compare) and no fillers."""
+    return frozenset(s for s in (stem(w) for w in content_words(text) if not w[0].isdigit()) if s not in FILLER_STEMS)
+
+
+class ContextIndex:
+    """Content stems of every context sentence and the inverted index over them."""
+
+    __slots__ = ("sentences", "stems", "_postings")
+
+    def __init__(self, sentences: Sequence[ContextSentence]) -> None:
+        self.sentences = sentences
+        self.stems: list[frozenset[str]] = [align_stems(s.text) for s in sentences]
+        postings: dict[str, list[int]] = {}
+        for i, stems in enumerate(self.stems):
+            for s in stems:
+                postings.setdefault(s, []).append(i)
+        self._postings = postings
+
+    def shared_counts(self, stems: frozenset[str]) -> dict[int, int]:
+        """Context sentence id -> number of `stems` it shares (only sentences sharing at least one)."""
+        counts: dict[int, int] = {}
+        for s in stems:
+            for i in self._postings.get(s, ()):
+                counts[i] = counts.get(i, 0) + 1
+        return counts
+
+    def containing(self, stem_: str) -> Sequence[int]:
+        return self._postings.get(stem_, ())
+
+
+@dataclass(frozen=True)
+class AnswerSentence:
+    index: int
+    text: str
+    stems: frozenset[str]
+
+
+class ContradictionView:
+    """Lazily computed pieces shared by the numeric, date, negation and billing checks."""
+
+    def __init__(self, inspection: Inspection) -> None:
+        self.inspection = inspection
+
+    @cached_property
+    def context(self) -> ContextIndex:
+        return ContextIndex(self.inspection.context_sentences)
+
+    @cached_property
+    def answer(self) -> list[AnswerSentence]:
+        return [AnswerSentence(i, text, align_stems(text)) for i, text in enumerate(self.inspection.answer_sentences)]
+
+    @cached_property
+    def answer_overlaps(self) -> list[dict[int, int]]:
+        """For each answer sentence, context sentence id -> shared stem count."""
+        index = self.context
+        return [index.shared_counts(a.stems) for a in self.answer]
+
+    @cached_property
+    def answer_quantities(self) -> list[list[Quantity]]:
+        return [extract_quantities(a.text) for a in self.answer]
+
+    @cached_property
+    def context_quantities(self) -> list[list[Quantity]]:
+        return [
+            extract_quantities(s.text) if may_contain_quantity(s.text) else []
+            for s in self.inspection.context_sentences
+        ]
+
+    def sentence(self, context_id: int) -> ContextSentence:
+        return self.inspection.context_sentences[context_id]
+
+
+def sentence_aligned(shared: int, answer_stems: int, minimum: int = 2, ratio: float = 0.5) -> bool:
+    """Enough shared content that two sentences talk about the same thing."""
+    return shared >= minimum and shared >= ratio * answer_stems
+
+
+_WORD_OR_BREAK_RE = re.compile(r"[A-Za-z][A-Za-z'’]*|[,;:()\[\]{}|\"“”—–.!?]")
+_CLAUSE_WORDS = frozenset("and but or while whereas although though however nor".split())
+
+
+def clause_stems(text: str, start: int, end: int, left: int = 6, right: int = 4, skip: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Content stems within `left` words before `start` and `right` words after `end`, not crossing a clause
+    break (punctuation or a coordinating conjunction). Used as the subject of a value found at start:end."""
+    out: set[str] = set()
+    before = [m.group() for m in _WORD_OR_BREAK_RE.finditer(text, max(0, start - 160), start)]
+    out.update(_take(reversed(before), left, skip))
+    after = [m.group() for m in _WORD_OR_BREAK_RE.finditer(text, end, min(len(text), end + 120))]
+    out.update(_take(after, right, skip))
+    return frozenset(out)
+
+
+def _take(tokens: Iterable[str], limit: int, skip: frozenset[str]) -> list[str]:
+    taken: list[str] = []
+    for tok in tokens:
+        low = tok.lower().replace("’", "'")
+        if not low[0].isalpha() or low in _CLAUSE_WORDS:
+            break
+        if low in STOP_WORDS or low in NEGATORS or len(low) < 2 or low in skip:
+            continue
+        taken.append(stem(low))
+        if len(taken) >= limit:
+            break
+    return taken

@@ -1,0 +1,163 @@
+"""Billing-cycle contradictions: the answer bills monthly where the context bills annually (and the like).
+
+Cycles are "weekly", "monthly", "quarterly" and "annual". A cycle word counts only in a billing sense: near
+a price or a billing word ("$10 per month", "billed annually", "monthly subscription"), and not as part of
+"annual report", "monthly newsletter" or "annual revenue". An answer sentence contradicts when it states a
+cycle that the context never uses for billing, while the context bills in another cycle; if the context
+offers several cycles, the one in the context sentence best aligned with the answer sentence decides, and
+only when that sentence states no other.
+
+Findings carry normalised cycle names as `answer_value` / `source_value` (the healer rewrites every
+phrasing of a cycle, so the literal words are not needed).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from stream_guard.checks.alignment import ContradictionView
+from stream_guard.inspection import Inspection
+from stream_guard.report import Finding, FindingType
+from stream_guard.text import stem
+
+CYCLES = ("weekly", "monthly", "quarterly", "annual")
+_ADVERB = {"weekly": "weekly", "monthly": "monthly", "quarterly": "quarterly", "annual": "annually"}
+
+_MONEY = r"(?:[$€£¥₹]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion))?|\d[\d,]*(?:\.\d+)?\s?(?:dollars|euros|usd|eur|gbp))"
+_CYCLE_PATTERNS: dict[str, str] = {
+    "weekly": r"\bweekly\b|\b(?:per|every|each|a)\s+week\b|/\s?(?:wk|week)\b",
+    "monthly": r"\bmonthly\b|\b(?:per|every|each|a)\s+month\b|\bmonth[-\s]to[-\s]month\b|/\s?(?:mo|mth|month)\b|\bmo\.\s",
+    "quarterly": r"\bquarterly\b|\b(?:per|every|each|a)\s+quarter\b|\bevery\s+(?:three|3)\s+months\b",
+    "annual": r"\bannual(?:ly)?\b|\byearly\b|\b(?:per|every|each|a)\s+(?:year|annum)\b|/\s?(?:yr|year)\b|\bper\s+yr\b|\bp\.a\.",
+}
+_CYCLE_RE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _CYCLE_PATTERNS.items()), re.IGNORECASE)
+_MONEY_RE = re.compile(_MONEY, re.IGNORECASE)
+_CYCLE_NEEDLES = ("week", "month", "quarter", "annu", "year", "/mo", "/yr", "/wk", "p.a.")
+_BILLING_WORD_RE = re.compile(
+    r"\b(?:bill(?:ed|ing|s)?|charg(?:e|ed|es|ing)|subscri(?:be|bed|ption|ptions)|plans?|fees?|pric(?:e|ed|es|ing)|"
+    r"costs?|pay(?:s|ing|ment|ments|able)?|paid|invoic(?:e|ed|es|ing)|renew(?:s|ed|al|als)?|membership|premiums?|"
+    r"dues|rent|tuition|licen[cs]es?|installments?|contract)\b",
+    re.IGNORECASE,
+)
+# "annual report", "monthly newsletter": the cycle word names how often something happens, not billing.
+_NOT_BILLING_AFTER_RE = re.compile(
+    r"\s+(?:report|reports|meeting|meetings|conference|event|events|festival|newsletter|newsletters|review|reviews|"
+    r"revenue|revenues|sales|income|profit|profits|earnings|growth|rainfall|leave|holiday|percentage|salary|"
+    r"return|returns|output|production|budget|check-?up|survey|update|updates|issue|magazine|average|basis)\b",
+    re.IGNORECASE,
+)
+_CYCLE_STEMS = frozenset(
+    stem(w) for w in "week weekly month monthly quarter quarterly annual annually year yearly annum bill billed".split()
+)
+_WINDOW = 48  # characters either side of a cycle word in which a price or a billing word must appear
+
+
+@dataclass(frozen=True)
+class CycleMention:
+    cycle: str
+    text: str
+    start: int
+    end: int
+
+
+def may_mention_cycle(text: str) -> bool:
+    """Substring pre-test; the cycle regex is slow to run over long contexts."""
+    low = text.lower()
+    return any(needle in low for needle in _CYCLE_NEEDLES)
+
+
+def billing_cycles(text: str) -> list[CycleMention]:
+    """Cycle words used in a billing sense, in order."""
+    out: list[CycleMention] = []
+    for m in _CYCLE_RE.finditer(text):
+        cycle = m.lastgroup or ""
+        if _NOT_BILLING_AFTER_RE.match(text, m.end()):
+            continue
+        # "a month" is a cycle only right after a price ("$10 a month"); otherwise it is a duration.
+        if m.group().lower().startswith(("a ",)) and not _MONEY_RE.search(text, max(0, m.start() - 24), m.start()):
+            continue
+        lo, hi = max(0, m.start() - _WINDOW), min(len(text), m.end() + _WINDOW)
+        if _MONEY_RE.search(text, lo, hi) or _BILLING_WORD_RE.search(text, lo, hi):
+            out.append(CycleMention(cycle, m.group(), m.start(), m.end()))
+    return out
+
+
+def find_billing_contradictions(inspection: Inspection) -> list[Finding]:
+    return analyze_billing(ContradictionView(inspection))
+
+
+def analyze_billing(view: ContradictionView) -> list[Finding]:
+    answer_cycles = [billing_cycles(a.text) if may_mention_cycle(a.text) else [] for a in view.answer]
+    if not any(answer_cycles):
+        return []
+    context: dict[int, list[CycleMention]] = {}
+    for i, s in enumerate(view.inspection.context_sentences):
+        if may_mention_cycle(s.text):
+            found = billing_cycles(s.text)
+            if found:
+                context[i] = found
+    if not context:
+        return []
+    used = {m.cycle for mentions in context.values() for m in mentions}
+    findings: list[Finding] = []
+    for sentence, mentions in zip(view.answer, answer_cycles):
+        stated = {m.cycle for m in mentions}
+        if not stated or len(stated) > 1:
+            continue  # "$10 a month, billed annually" quotes one cycle and bills in another
+        (cycle,) = stated
+        # Alignment without the cycle words themselves: they are what differs, not what the sentence is about.
+        stems = sentence.stems - _CYCLE_STEMS
+        overlaps = {i: len(stems & view.context.stems[i]) for i in context}
+        source = _contradicting_sentence(cycle, used, context, overlaps)
+        if source is None:
+            continue
+        findings.append(_finding(view, sentence.text, mentions[0], source, context[source]))
+    return findings
+
+
+def _contradicting_sentence(
+    cycle: str, used: set[str], context: dict[int, list[CycleMention]], overlaps: dict[int, int]
+) -> int | None:
+    """The context sentence that bills in another cycle, or None when the context allows `cycle`."""
+    ranked = sorted(context, key=lambda i: overlaps.get(i, 0), reverse=True)
+    if cycle not in used:
+        others = [i for i in ranked if cycle not in {m.cycle for m in context[i]}]
+        if not others:
+            return None
+        best = others[0]
+        other_cycles = {m.cycle for m in context[best]}
+        # Several other cycles and nothing aligning the answer with one of them: do not pick at random.
+        if (len(used) > 1 and overlaps.get(best, 0) < 2) or len(other_cycles) > 1:
+            return None
+        return best
+    # The context uses this cycle somewhere: contradict only when the sentence restating this one says otherwise.
+    best = ranked[0]
+    if overlaps.get(best, 0) < 1:
+        return None
+    cycles = {m.cycle for m in context[best]}
+    if cycle in cycles or len(cycles) != 1:
+        return None
+    if any(overlaps.get(i, 0) >= overlaps[best] and cycle in {m.cycle for m in context[i]} for i in ranked[1:]):
+        return None
+    return best
+
+
+def _finding(
+    view: ContradictionView, statement: str, mention: CycleMention, source_id: int, source_mentions: list[CycleMention]
+) -> Finding:
+    source = view.sentence(source_id)
+    theirs = source_mentions[0]
+    return Finding(
+        type=FindingType.CONTRADICTION,
+        kind="billing",
+        statement=statement,
+        source=source.text,
+        evidence=(
+            f"answer bills {_ADVERB[mention.cycle]} ('{mention.text}') but the source bills "
+            f"{_ADVERB[theirs.cycle]} ('{theirs.text}')"
+        ),
+        answer_value=mention.cycle,
+        source_value=theirs.cycle,
+        chunk_id=source.chunk_id,
+    )

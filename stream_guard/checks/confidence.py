@@ -1,0 +1,106 @@
+"""Confidence: how assertive the answer sounds, from its wording alone.
+
+Without token log-probabilities the cheapest proxy for a model "bluffing" is its language: assertive
+markers (definitely, clearly stated, guaranteed, ...) push the score up, hedges (might, perhaps,
+according to, ...) push it down, each measured as a density per ten words so that one "clearly" in a
+long answer counts for less than in a short one. 0.5 is neutral. An assertive answer is not wrong by
+itself; the scorer pairs this with faithfulness (confident but ungrounded is the dangerous pattern).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from stream_guard.checks.base import elapsed_ms
+from stream_guard.config import DetectorConfig
+from stream_guard.inspection import Inspection
+from stream_guard.report import CheckResult
+
+NEUTRAL = 0.5
+_WORDS_PER_UNIT = 10.0  # densities are per ten words; one marker per ten words saturates
+
+# Longest phrases first so "clearly stated" counts once, not as "clearly" plus a remainder.
+ASSERTIVE_MARKERS: tuple[str, ...] = (
+    "clearly stated", "clearly states", "without a doubt", "without any doubt", "beyond doubt",
+    "there is no doubt", "no doubt", "it is certain", "rest assured", "for sure", "for certain",
+    "in fact", "100%", "definitely", "definitively", "clearly", "certainly", "guaranteed", "guarantee",
+    "guarantees", "always", "absolutely", "undoubtedly", "unquestionably", "indisputably", "undeniably",
+    "obviously", "surely", "conclusively", "proven", "without exception", "invariably",
+)
+HEDGING_MARKERS: tuple[str, ...] = (
+    "i think", "i believe", "i'm not sure", "i am not sure", "not sure", "it seems", "it appears",
+    "appears to", "seems to", "according to", "it is possible", "it's possible", "as far as i know",
+    "to my knowledge", "might", "may", "could", "possibly", "perhaps", "maybe", "likely", "unlikely",
+    "probably", "presumably", "apparently", "suggests", "suggest", "approximately", "roughly", "unclear", "uncertain", "generally", "typically", "usually", "often", "somewhat", "tend to",
+    "tends to",
+)
+
+
+def _marker_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
+    ordered = sorted(markers, key=len, reverse=True)
+    alternatives = "|".join(re.escape(m).replace(r"\ ", r"\s+") for m in ordered)
+    # Word-ish boundaries that also work for "100%"; the answer is lower-cased and apostrophes folded first.
+    return re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])")
+
+
+_ASSERTIVE_RE = _marker_pattern(ASSERTIVE_MARKERS)
+_HEDGING_RE = _marker_pattern(HEDGING_MARKERS)
+# "May 2020", "may 5": the month, not the modal verb.
+_MONTH_MAY_RE = re.compile(r"(?<![\w'])may(?=\s+\d)")
+
+
+def _normalize(text: str) -> str:
+    return _MONTH_MAY_RE.sub("_", text.lower().replace("’", "'"))
+
+
+def marker_counts(text: str) -> tuple[list[str], list[str]]:
+    """The assertive and the hedging markers found, in order of appearance."""
+    folded = _normalize(text)
+    return [m.group() for m in _ASSERTIVE_RE.finditer(folded)], [m.group() for m in _HEDGING_RE.finditer(folded)]
+
+
+def _density(count: int, n_words: int) -> float:
+    return min(count * _WORDS_PER_UNIT / n_words, 1.0)
+
+
+def _score(n_assertive: int, n_hedging: int, n_words: int) -> float:
+    if n_words == 0:
+        return NEUTRAL
+    score = NEUTRAL + 0.5 * _density(n_assertive, n_words) - 0.5 * _density(n_hedging, n_words)
+    return max(0.0, min(1.0, score))
+
+
+def confidence_score(text: str) -> float:
+    """Assertiveness in [0, 1]: 0.5 neutral, toward 1 assertive, toward 0 hedged."""
+    assertive, hedging = marker_counts(text)
+    return _score(len(assertive), len(hedging), len(text.split()))
+
+
+class ConfidenceCheck:
+    """Assertive versus hedging language; flagged when more assertive than `confidence_threshold`."""
+
+    name = "confidence"
+
+    def __init__(self, config: DetectorConfig) -> None:
+        self._threshold = config.confidence_threshold
+
+    def run(self, inspection: Inspection) -> CheckResult:
+        started = time.perf_counter()
+        text = inspection.answer
+        assertive, hedging = marker_counts(text)
+        n_words = len(text.split())
+        score = _score(len(assertive), len(hedging), n_words)
+        return CheckResult(
+            name=self.name,
+            score=score,
+            flagged=score > self._threshold,
+            details={
+                "assertive_markers": len(assertive),
+                "hedging_markers": len(hedging),
+                "words": n_words,
+                "assertive": sorted(set(assertive)),
+                "hedging": sorted(set(hedging)),
+            },
+            latency_ms=elapsed_ms(started),
+        )

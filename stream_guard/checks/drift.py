@@ -1,0 +1,102 @@
+"""Drift: has the answer to this question changed substance compared with recent delivered answers?
+
+score = delta, the mean fingerprint distance (fingerprint.distance) between this answer and the recent
+*consistent* answers: the medoid of the last `drift_compare_last` fingerprints and every entry within
+`drift_threshold` of it. Using the consensus rather than every entry keeps one odd delivered answer in the
+window from making the next normal answer look drifted.
+
+Flagged when, with at least `drift_min_history` prior answers, delta > `drift_threshold` or the mean
+similarity to the whole window < `drift_similarity_floor`. The second arm catches an answer that sits
+between two regimes the window has already seen. Fewer prior answers than the minimum means no verdict
+(score 0): drift is a trailing indicator by design.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping, Sequence
+
+from stream_guard.checks.base import elapsed_ms
+from stream_guard.config import DetectorConfig
+from stream_guard.fingerprint import distance, fingerprint
+from stream_guard.history import Fingerprint
+from stream_guard.inspection import Inspection
+from stream_guard.report import CheckResult
+
+
+def _medoid_index(window: Sequence[Fingerprint], pairwise: list[list[float]]) -> int:
+    """The entry closest to all others; ties go to the most recent (latest index)."""
+    best, best_total = len(window) - 1, float("inf")
+    for i in range(len(window) - 1, -1, -1):
+        total = sum(pairwise[i])
+        if total < best_total:
+            best, best_total = i, total
+    return best
+
+
+def consensus(window: Sequence[Fingerprint], threshold: float) -> list[Fingerprint]:
+    """The medoid of `window` and every entry within `threshold` of it, oldest first."""
+    if len(window) <= 2:
+        return list(window)
+    pairwise = [[distance(a, b) if i != j else 0.0 for j, b in enumerate(window)] for i, a in enumerate(window)]
+    centre = _medoid_index(window, pairwise)
+    return [fp for j, fp in enumerate(window) if pairwise[centre][j] <= threshold]
+
+
+class DriftCheck:
+    name = "drift"
+
+    def __init__(self, config: DetectorConfig | None = None) -> None:
+        self.config = config or DetectorConfig()
+
+    def run(self, inspection: Inspection) -> CheckResult:
+        """Without history there is nothing to drift from; kept for the common Check interface."""
+        return self.evaluate(inspection, ())
+
+    def evaluate(self, inspection: Inspection, history: Sequence[Fingerprint]) -> CheckResult:
+        started = time.perf_counter()
+        cfg = self.config
+        window = list(history)[-max(1, cfg.drift_compare_last) :]
+        base: dict[str, Any] = {"history": len(history), "min_history": cfg.drift_min_history}
+        if not inspection.answer.strip():
+            return self._quiet(base | {"reason": "empty answer"}, started)
+        if len(history) < cfg.drift_min_history:
+            return self._quiet(base | {"reason": "not enough history"}, started)
+
+        current = fingerprint(inspection.answer)
+        agreed = consensus(window, cfg.drift_threshold)
+        delta = sum(distance(current, fp) for fp in agreed) / len(agreed)
+        mean_similarity = sum(1.0 - distance(current, fp) for fp in window) / len(window)
+        over_threshold = delta > cfg.drift_threshold
+        under_floor = mean_similarity < cfg.drift_similarity_floor
+        details = base | {
+            "compared": len(window),
+            "consensus": len(agreed),
+            "delta": round(delta, 4),
+            "mean_similarity": round(mean_similarity, 4),
+            "threshold": cfg.drift_threshold,
+            "similarity_floor": cfg.drift_similarity_floor,
+            "numbers": current["numbers"],
+            "consensus_numbers": _numbers(agreed),
+        }
+        if over_threshold or under_floor:
+            details["reason"] = "distance above threshold" if over_threshold else "mean similarity below floor"
+        return CheckResult(
+            name=self.name,
+            score=min(max(delta, 0.0), 1.0),
+            flagged=over_threshold or under_floor,
+            details=details,
+            latency_ms=elapsed_ms(started),
+        )
+
+    def _quiet(self, details: dict[str, Any], started: float) -> CheckResult:
+        return CheckResult(name=self.name, score=0.0, flagged=False, details=details, latency_ms=elapsed_ms(started))
+
+
+def _numbers(fingerprints: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Numbers the consensus states, most common first, so an alert can say what changed."""
+    counts: dict[str, int] = {}
+    for fp in fingerprints:
+        for value in fp.get("numbers") or ():
+            counts[str(value)] = counts.get(str(value), 0) + 1
+    return sorted(counts, key=lambda v: (-counts[v], v))

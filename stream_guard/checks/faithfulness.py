@@ -1,0 +1,175 @@
+"""Faithfulness: what share of the answer's claims can be traced back to the retrieved context.
+
+score = grounded claims / claims (1.0 when the answer makes no claims). A claim is grounded when at
+least `faithfulness_overlap_threshold` of its content stems occur in the context and every number it
+states occurs there too. Bag-of-context overlap is lenient (every word may come from a different
+passage), so `details` also carries, per claim, the coverage by the single best context sentence and
+the answer's novel stems: the scorer combines those as features.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+from stream_guard.checks.base import elapsed_ms
+from stream_guard.claims import Claim, claim_words, extract_claims
+from stream_guard.config import DetectorConfig
+from stream_guard.inspection import Inspection
+from stream_guard.report import CheckResult, Finding, FindingType
+from stream_guard.text import stem
+
+_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+# Small spelled-out numbers in the context count for a digit in the answer ("three" grounds "3"). Looked
+# up through the context's cached stems rather than by scanning the text again.
+_SPELLED_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty".split()
+)
+_SPELLED_STEMS: dict[str, str] = {stem(w): str(i) for i, w in enumerate(_SPELLED_WORDS)}
+_SPELLED_STEMS.update(
+    {stem(w): str(10 * i) for i, w in enumerate("_ _ _ thirty forty fifty sixty seventy eighty ninety".split()) if i >= 3}
+)
+_ONE_RE = re.compile(r"\bone\b")  # "one" is a stop word, so it never reaches the stems
+_MAX_MISSING_LISTED = 6
+
+
+def _normalize_number(raw: str) -> str:
+    # "1,000" and "1000" are the same figure; a trailing ".0" is not a different one either.
+    value = raw.replace(",", "")
+    return value[:-2] if value.endswith(".0") else value
+
+
+def numbers_in(text: str) -> set[str]:
+    return {_normalize_number(m.group()) for m in _NUMBER_RE.finditer(text)}
+
+
+def context_numbers(inspection: Inspection) -> frozenset[str]:
+    """Figures the context states, in digits or as small spelled-out numbers."""
+    found = numbers_in(inspection.context_text)
+    stems = inspection.context_stems
+    found.update(digit for key, digit in _SPELLED_STEMS.items() if key in stems)
+    if _ONE_RE.search(inspection.context_lower):
+        found.add("1")
+    return frozenset(found)
+
+
+@dataclass(frozen=True)
+class ClaimGrounding:
+    claim: Claim
+    stems: frozenset[str]
+    overlap: float
+    best_sentence_overlap: float
+    best_sentence_index: int  # into inspection.context_sentences; -1 when there are none
+    missing_words: tuple[str, ...]
+    missing_numbers: tuple[str, ...]
+    grounded: bool
+
+
+def _best_sentence(stems: frozenset[str], sentence_stems: list[frozenset[str]]) -> tuple[float, int]:
+    if not stems:
+        return 1.0, -1
+    best, best_index = 0.0, -1
+    for i, candidate in enumerate(sentence_stems):
+        shared = len(stems & candidate)
+        if shared > best * len(stems):
+            best, best_index = shared / len(stems), i
+    return best, best_index
+
+
+def ground_claim(
+    claim: Claim,
+    inspection: Inspection,
+    numbers: frozenset[str],
+    overlap_threshold: float,
+) -> ClaimGrounding:
+    words = claim_words(claim.text)
+    stems = frozenset(stem(w) for w in words)
+    context = inspection.context_stems
+    overlap = len(stems & context) / len(stems) if stems else 1.0
+    best, best_index = _best_sentence(stems, inspection.context_sentence_stems)
+    missing_words = tuple(dict.fromkeys(w for w in words if stem(w) not in context))
+    missing_numbers = tuple(sorted(numbers_in(claim.text) - numbers))
+    grounded = overlap >= overlap_threshold and not missing_numbers
+    return ClaimGrounding(claim, stems, overlap, best, best_index, missing_words, missing_numbers, grounded)
+
+
+def _evidence(g: ClaimGrounding) -> str:
+    reasons = []
+    if g.missing_numbers:
+        reasons.append(f"the figure(s) {', '.join(g.missing_numbers)} occur nowhere in the retrieved context")
+    shared = round(g.overlap * len(g.stems))
+    missing = ", ".join(repr(w) for w in g.missing_words[:_MAX_MISSING_LISTED])
+    more = "" if len(g.missing_words) <= _MAX_MISSING_LISTED else f" (+{len(g.missing_words) - _MAX_MISSING_LISTED} more)"
+    reasons.append(
+        f"only {shared} of {len(g.stems)} content words occur in the retrieved context"
+        + (f"; missing {missing}{more}" if missing else "")
+    )
+    return "; ".join(reasons)
+
+
+def _finding(g: ClaimGrounding, inspection: Inspection) -> Finding:
+    source = chunk_id = None
+    if g.best_sentence_index >= 0:
+        sentence = inspection.context_sentences[g.best_sentence_index]
+        source, chunk_id = sentence.text, sentence.chunk_id
+    return Finding(
+        type=FindingType.UNSUPPORTED,
+        kind="claim",
+        statement=g.claim.text,
+        evidence=_evidence(g),
+        source=source,
+        chunk_id=chunk_id,
+    )
+
+
+def _details(groundings: list[ClaimGrounding], inspection: Inspection) -> dict[str, object]:
+    overlaps = [round(g.overlap, 4) for g in groundings]
+    best = [round(g.best_sentence_overlap, 4) for g in groundings]
+    answer_stems = frozenset().union(*(g.stems for g in groundings)) if groundings else frozenset()
+    novel = answer_stems - inspection.context_stems
+    return {
+        "claims": len(groundings),
+        "grounded": sum(g.grounded for g in groundings),
+        "claim_overlaps": overlaps,
+        "min_overlap": min(overlaps, default=1.0),
+        "mean_overlap": round(sum(overlaps) / len(overlaps), 4) if overlaps else 1.0,
+        "overlap_with_best_sentence": best,
+        "min_best_sentence_overlap": min(best, default=1.0),
+        "mean_best_sentence_overlap": round(sum(best) / len(best), 4) if best else 1.0,
+        "answer_stems": len(answer_stems),
+        "novel_stems": len(novel),
+        "novel_fraction": round(len(novel) / len(answer_stems), 4) if answer_stems else 0.0,
+        "missing_numbers": sorted({n for g in groundings for n in g.missing_numbers}),
+    }
+
+
+class FaithfulnessCheck:
+    """Claim-level grounding of the answer in the retrieved context."""
+
+    name = "faithfulness"
+
+    def __init__(self, config: DetectorConfig) -> None:
+        self._overlap_threshold = config.faithfulness_overlap_threshold
+        self._threshold = config.faithfulness_threshold
+
+    def groundings(self, inspection: Inspection) -> list[ClaimGrounding]:
+        claims = extract_claims(inspection.answer, inspection.answer_sentences)
+        numbers = context_numbers(inspection)
+        return [ground_claim(c, inspection, numbers, self._overlap_threshold) for c in claims]
+
+    def run(self, inspection: Inspection) -> CheckResult:
+        started = time.perf_counter()
+        groundings = self.groundings(inspection)
+        grounded = [g for g in groundings if g.grounded]
+        score = len(grounded) / len(groundings) if groundings else 1.0
+        return CheckResult(
+            name=self.name,
+            score=score,
+            flagged=score < self._threshold,
+            findings=tuple(_finding(g, inspection) for g in groundings if not g.grounded),
+            verified=tuple(g.claim.text for g in grounded),
+            details=_details(groundings, inspection),
+            latency_ms=elapsed_ms(started),
+        )

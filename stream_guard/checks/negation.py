@@ -1,0 +1,336 @@
+"""Negation flips: the answer asserts what the context denies, or denies what it asserts.
+
+Matching is on stems, so "cannot be cancelled" and "you can cancel" meet on "cancel" (the seed library
+compared surface patterns and missed exactly that pair). Each answer sentence is compared only with the
+context sentences that restate it best (shared content stems, through the inverted index), and a flip is
+reported when a shared predicate -- the first content word a negator governs ("does not *support*",
+"cannot be *cancelled*") -- is negated on one side and plainly asserted on the other.
+
+What is deliberately not a flip:
+- double negation ("not impossible", two negators in one clause) and partial or idiomatic negation ("no
+  later than", "not only ... but also", "not always", "no more than", "whether or not", "with or without");
+- noun-phrase negators ("without Wayne", "no cost", "nor the guard"): the other side routinely mentions the
+  noun in another role. "no" counts only as "no longer", "there are no X" or "no X are/will/can ...";
+- anything after a subordinator in its clause ("until the President accepts", "if you do not report"):
+  conditions, not assertions; questions; and sentences that say the negative another way ("fails to",
+  "unable", "lacks");
+- pairs whose conditions differ ("cannot cancel after 30 days" vs "can cancel within 30 days"), a possessed
+  predicate against an unpossessed one ("did not have the right" vs "the right to vote"), or an answer
+  clause about something the source clause does not name ("white-tailed deer do not have" vs "mule deer
+  have");
+- contexts that give the answer's polarity in another sentence aligned about as well.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from stream_guard.checks.alignment import FILLER_STEMS, ContradictionView
+from stream_guard.inspection import Inspection
+from stream_guard.report import Finding, FindingType
+from stream_guard.text import NEGATORS, STOP_WORDS, stem
+
+_TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[.,;:()\[\]{}—–?!\"“”]")
+_NEGATOR_RE = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without)\b|n['’]t\b")
+_CLAUSE_BREAKS = frozenset(".,;:()[]{}—–?!\"“”") | frozenset("and but while whereas although though however because".split())
+_SUBORDINATORS = frozenset("until unless if once when whenever whether before after provided".split())
+_CONDITIONS = _SUBORDINATORS | frozenset("within except only during since".split())
+_PREDICATE_NEGATORS = frozenset("not never cannot".split())
+# A negator followed by one of these is not a plain denial of what comes next ("not only", "no later than").
+_PARTIAL_AFTER = frozenset(
+    """only just merely simply later earlier more less fewer sooner matter doubt necessarily always all every
+    quite exactly entirely completely totally mention surprisingly least until unlike""".split()
+)
+_POSSESSION = frozenset("have has had having own owns owned".split())
+# Skipped between a negator and the word it governs: "cannot *be* cancelled", "does not *yet* support".
+_SKIP = STOP_WORDS | _POSSESSION | frozenset("longer ever even yet really actually currently generally usually fully get got".split())
+_NEGATIVE_WORDS = frozenset(
+    """fail fails failed failing refuse refuses refused unable lack lacks lacked lacking prohibit prohibits
+    prohibited forbid forbids forbidden deny denies denied impossible prevent prevents prevented ban bans banned
+    decline declines declined reject rejects rejected exclude excludes excluded absent except unless neither nor
+    barely hardly rarely seldom stop stops stopped cease ceases ceased avoid avoids avoided halt halted""".split()
+)
+_MODALS = frozenset(
+    "can could will would shall should may might must do does did is are was were has have had be been".split()
+)
+_Token = tuple[str, int, int]  # lower-case text, start, end
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A predicate stem in one sentence: the span to patch, the content stems of its clause before it (what
+    the clause is about) and whether it is possessed ("have a black tip", "does not have the right")."""
+
+    span: tuple[int, int]
+    before: frozenset[str]
+    possessed: bool
+
+
+@dataclass(frozen=True)
+class Polarity:
+    """How one sentence uses negation. Treat as immutable: instances are cached and shared."""
+
+    negated: dict[str, Mention]  # stems a negator governs
+    positive: dict[str, Mention]  # stems of clauses with no negator at all
+    negative_wording: bool  # "fails", "unable", "lacks": the negative said without a negator
+    conditions: frozenset[str]
+    question: bool
+
+
+def has_negator(text: str) -> bool:
+    return _NEGATOR_RE.search(text.lower()) is not None
+
+
+@lru_cache(maxsize=16384)
+def polarity(text: str) -> Polarity:
+    tokens: list[_Token] = [(m.group().lower().replace("’", "'"), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
+    stems: list[str | None] = [stem(t[0]) if _is_content(t[0]) else None for t in tokens]
+    negated: dict[str, Mention] = {}
+    positive: dict[str, Mention] = {}
+    unsure: set[str] = set()
+    for lo, hi in _clauses(tokens):
+        # What follows "if", "until", "unless", ... is a condition, not an assertion; only what precedes it counts.
+        hi = next((k for k in range(lo + 1, hi) if tokens[k][0] in _SUBORDINATORS), hi)
+        negators = [k for k in range(lo, hi) if tokens[k][0] in NEGATORS or tokens[k][0] == "cannot"]
+        if not negators:
+            _collect_positive(tokens, stems, lo, hi, positive)
+            continue
+        k = negators[0]
+        if len(negators) > 1 or not _is_predicate_negator(tokens, k) or _idiomatic(tokens, k):
+            # Two negators ("not impossible"), a noun-phrase negator ("without Wayne") or an idiom:
+            # nothing in this clause has a polarity we trust.
+            unsure.update(s for s in stems[lo:hi] if s)
+            continue
+        head = _governed(tokens, stems, k, hi)
+        if head is None:
+            continue
+        j, partial, possessed = head
+        head_stem = stems[j] or ""
+        if partial or tokens[j][0] in _NEGATIVE_WORDS:
+            unsure.add(head_stem)
+            continue
+        before = frozenset(s for s in stems[lo:k] if s)
+        negated.setdefault(head_stem, Mention((_phrase_start(tokens, k), tokens[j][2]), before, possessed))
+    for s in unsure:
+        negated.pop(s, None)
+        positive.pop(s, None)
+    for s in negated:
+        positive.pop(s, None)  # said both ways in one sentence: only the negation counts
+    return Polarity(
+        negated=negated,
+        positive=positive,
+        negative_wording=any(t[0] in _NEGATIVE_WORDS for t in tokens),
+        conditions=frozenset(t[0] for t in tokens if t[0] in _CONDITIONS),
+        question=text.rstrip().endswith("?"),
+    )
+
+
+def _is_content(low: str) -> bool:
+    return low[0].isalpha() and low not in STOP_WORDS and low not in NEGATORS and len(low) > 1
+
+
+def _clauses(tokens: list[_Token]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    lo = 0
+    for k, t in enumerate(tokens):
+        if t[0] in _CLAUSE_BREAKS:
+            if k > lo:
+                out.append((lo, k))
+            lo = k + 1
+    if lo < len(tokens):
+        out.append((lo, len(tokens)))
+    return out
+
+
+def _is_predicate_negator(tokens: list[_Token], k: int) -> bool:
+    low = tokens[k][0]
+    if low in _PREDICATE_NEGATORS or low.endswith("n't"):
+        return True
+    if low != "no":
+        return False
+    # "no" denies a statement only as "no longer", "there are no fees" or "no refunds are given".
+    if k + 1 < len(tokens) and tokens[k + 1][0] == "longer":
+        return True
+    if k >= 2 and tokens[k - 2][0] == "there" and tokens[k - 1][0] in ("is", "are", "was", "were", "be"):
+        return True
+    return any(t[0] in _MODALS for t in tokens[k + 2 : k + 4])
+
+
+def _idiomatic(tokens: list[_Token], k: int) -> bool:
+    """"whether or not", "if not", "or not"."""
+    return tokens[k][0] == "not" and k > 0 and tokens[k - 1][0] in ("or", "if", "whether")
+
+
+def _governed(tokens: list[_Token], stems: list[str | None], k: int, hi: int) -> tuple[int, bool, bool] | None:
+    """The first content word after the negator at k: (token index, partial?, possessed?)."""
+    partial = possessed = False
+    for j in range(k + 1, min(hi, k + 7)):
+        low = tokens[j][0]
+        if low in _PARTIAL_AFTER:
+            partial = True
+            continue
+        if low in _POSSESSION:
+            possessed = True
+        if low in _SKIP or stems[j] is None:
+            continue
+        return j, partial, possessed
+    return None
+
+
+def _collect_positive(
+    tokens: list[_Token], stems: list[str | None], lo: int, hi: int, positive: dict[str, Mention]
+) -> None:
+    seen: list[str] = []
+    for k in range(lo, hi):
+        s = stems[k]
+        if s is None:
+            continue
+        if s not in positive:
+            owner = next((j for j in range(k - 1, max(lo, k - 4) - 1, -1) if tokens[j][0] in _POSSESSION), None)
+            # "has a dark mode": the patchable phrase starts at the possession verb, so it swaps cleanly
+            # with "does not have a dark".
+            start = _phrase_start(tokens, owner if owner is not None else k)
+            positive[s] = Mention((start, tokens[k][2]), frozenset(seen), owner is not None)
+        seen.append(s)
+
+
+def _phrase_start(tokens: list[_Token], k: int) -> int:
+    """Start of the phrase ending at token k, reaching back over one auxiliary ("does not", "can cancel")."""
+    if k > 0 and tokens[k - 1][0] in _MODALS:
+        return tokens[k - 1][1]
+    return tokens[k][1]
+
+
+# --------------------------------------------------------------------------------------------------
+# Pairing answer sentences with context sentences
+# --------------------------------------------------------------------------------------------------
+
+
+def find_negation_contradictions(inspection: Inspection) -> list[Finding]:
+    return analyze_negation(ContradictionView(inspection))
+
+
+def analyze_negation(view: ContradictionView) -> list[Finding]:
+    findings: list[Finding] = []
+    for answer in view.answer:
+        overlaps = view.answer_overlaps[answer.index]
+        if not overlaps or not answer.stems:
+            continue
+        best = max(overlaps.values())
+        candidates = sorted(
+            (c for c, shared in overlaps.items() if shared >= best - 1 and _aligned(shared, len(answer.stems))),
+            key=lambda c: (-overlaps[c], c),
+        )
+        answer_negates = has_negator(answer.text)
+        denying = [c for c in candidates if has_negator(view.sentence(c).text)]
+        if not denying and not answer_negates:
+            continue  # no negation on either side of any aligned pair: nothing can flip
+        mine = polarity(answer.text)
+        if mine.question:
+            continue
+        pair = _Pairing(view, answer.stems, mine, overlaps)
+        found = pair.context_denies(denying) or (pair.context_asserts(candidates) if answer_negates else None)
+        if found is not None:
+            findings.append(_finding(view, answer.text, *found))
+    return findings
+
+
+def _aligned(shared: int, answer_stems: int) -> bool:
+    """Enough of the answer sentence is in the context sentence that they talk about the same thing."""
+    if answer_stems <= 1:
+        return shared >= 1
+    return shared >= 2 and shared >= 0.5 * answer_stems
+
+
+def _same_predicate(answer_side: Mention, context_side: Mention, negated: Mention, positive: Mention) -> bool:
+    """Both sentences say the predicate of the same thing in the same way (possession included)."""
+    if negated.possessed != positive.possessed:
+        return False
+    about = answer_side.before - FILLER_STEMS
+    return not about or len(about & context_side.before) >= 0.5 * len(about)
+
+
+def _conditions_clash(a: Polarity, b: Polarity) -> bool:
+    return bool(a.conditions and b.conditions and a.conditions != b.conditions)
+
+
+_Found = tuple[str, Mention, int, Mention, bool]  # head, answer mention, context id, source mention, answer negated
+
+
+@dataclass(frozen=True)
+class _Pairing:
+    view: ContradictionView
+    stems: frozenset[str]
+    mine: Polarity
+    overlaps: dict[int, int]
+
+    def context_denies(self, denying: list[int]) -> _Found | None:
+        """The answer asserts a predicate that a best-aligned context sentence negates."""
+        if self.mine.negative_wording or not self.mine.positive:
+            return None
+        for c in denying:
+            theirs = polarity(self.view.sentence(c).text)
+            if theirs.question or _conditions_clash(self.mine, theirs):
+                continue
+            for head in sorted(self.mine.positive.keys() & theirs.negated.keys() & self.stems):
+                mine, source = self.mine.positive[head], theirs.negated[head]
+                if _same_predicate(mine, source, source, mine) and not self._stated_elsewhere(head, c, negated=False):
+                    return head, mine, c, source, False
+        return None
+
+    def context_asserts(self, candidates: list[int]) -> _Found | None:
+        """The answer negates a predicate that a best-aligned context sentence asserts."""
+        heads = self.mine.negated.keys() & self.stems
+        if not heads:
+            return None
+        for c in candidates:
+            theirs = polarity(self.view.sentence(c).text)
+            if theirs.question or theirs.negative_wording or _conditions_clash(self.mine, theirs):
+                continue
+            for head in sorted(heads & theirs.positive.keys()):
+                mine, source = self.mine.negated[head], theirs.positive[head]
+                if _same_predicate(mine, source, mine, source) and not self._stated_elsewhere(head, c, negated=True):
+                    return head, mine, c, source, True
+        return None
+
+    def _stated_elsewhere(self, head: str, chosen: int, negated: bool) -> bool:
+        """Whether another context sentence, aligned about as well, gives `head` the answer's polarity."""
+        floor = self.overlaps.get(chosen, 0) - 1
+        for j in self.view.context.containing(head):
+            if j == chosen or self.overlaps.get(j, 0) < floor:
+                continue
+            theirs = polarity(self.view.sentence(j).text)
+            if head in (theirs.negated if negated else theirs.positive):
+                return True
+        return False
+
+
+def _finding(
+    view: ContradictionView,
+    statement: str,
+    head: str,
+    answer_mention: Mention,
+    context_id: int,
+    source_mention: Mention,
+    answer_negated: bool,
+) -> Finding:
+    source = view.sentence(context_id)
+    answer_value = statement[answer_mention.span[0] : answer_mention.span[1]]
+    source_value = source.text[source_mention.span[0] : source_mention.span[1]]
+    if answer_negated:
+        evidence = f"the answer denies it ('{answer_value}') but the source affirms it ('{source_value}')"
+    else:
+        evidence = f"the answer affirms it ('{answer_value}') but the source denies it ('{source_value}')"
+    word = answer_value.split()[-1] if answer_value.split() else head
+    return Finding(
+        type=FindingType.CONTRADICTION,
+        kind="negation",
+        statement=statement,
+        source=source.text,
+        evidence=f"negation flip on '{word}': {evidence}",
+        answer_value=answer_value,
+        source_value=source_value,
+        chunk_id=source.chunk_id,
+    )

@@ -1,0 +1,214 @@
+"""Numeric contradictions: the answer puts a different number on a subject than the context does.
+
+Two shapes are caught:
+
+- numeric: the answer's value occurs nowhere in the context (in any comparable form: "two weeks" is
+  "14 days", "1,200" is "1200"), while the context gives a different value of the same dimension for the
+  same subject ("30 days" vs "14 days" for returns).
+- swapped_value: the answer's value does occur in the context, but attached to another subject; the
+  context gives the answer's subject a different value ("Basic costs $10, Pro costs $20" -> "Pro costs $10").
+
+"Same subject" means shared content stems around the two values (within their clauses) and/or a context
+sentence that restates the answer sentence. A number that is simply absent from the context, with nothing
+competing for its subject, is not a contradiction; it is listed in `unsupported` for the scorer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stream_guard.checks.alignment import ContradictionView
+from stream_guard.inspection import Inspection
+from stream_guard.quantities import Quantity, comparable, values_agree, written_in
+from stream_guard.report import Finding, FindingType
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """A context quantity and the context sentence it sits in."""
+
+    quantity: Quantity
+    sentence: int
+
+
+@dataclass(frozen=True)
+class NumericAnalysis:
+    findings: tuple[Finding, ...]
+    unsupported: tuple[str, ...]  # literal answer quantities found nowhere in the context
+    checked: int  # answer quantities looked at
+
+
+def find_numeric_contradictions(inspection: Inspection) -> list[Finding]:
+    """Numeric and swapped-value contradictions between the answer and its context."""
+    return list(analyze_numeric(ContradictionView(inspection)).findings)
+
+
+def find_swapped_value_contradictions(inspection: Inspection) -> list[Finding]:
+    return [f for f in find_numeric_contradictions(inspection) if f.kind == "swapped_value"]
+
+
+def analyze_numeric(view: ContradictionView) -> NumericAnalysis:
+    if not any(view.answer_quantities):
+        return NumericAnalysis((), (), 0)
+    pools = _context_pools(view)
+    context_text = view.inspection.context_text
+    findings: list[Finding] = []
+    unsupported: list[str] = []
+    checked = 0
+    for sentence, quantities in zip(view.answer, view.answer_quantities):
+        overlaps = view.answer_overlaps[sentence.index]
+        for k, q in enumerate(quantities):
+            checked += 1
+            others = quantities[:k] + quantities[k + 1 :]
+            pool = [p for p in pools.get(q.dimension, ()) if comparable(q, p.quantity)]
+            agreeing = [p for p in pool if values_agree(q, p.quantity)]
+            # A context value the same answer sentence states for something else is accounted for; it
+            # cannot also be the value this quantity should have had ("a 32-year-old ... a 26-year-old").
+            rivals = [p for p in pool if not any(comparable(o, p.quantity) and values_agree(o, p.quantity) for o in others)]
+            # A bare count written anywhere in the context ("131 were affected") is attested, even when the
+            # context words it differently from the answer.
+            if agreeing or (q.unit is None and written_in(context_text, q.magnitude)):
+                own_stems = sentence.stems - frozenset().union(*(o.subject for o in others))
+                swap = _swapped(view, q, own_stems, agreeing, rivals, overlaps)
+                if swap is not None:
+                    findings.append(_swap_finding(view, sentence.text, q, swap, agreeing))
+                continue
+            rival = _best_rival(q, rivals, overlaps, len(sentence.stems))
+            if rival is None:
+                unsupported.append(q.text)
+                continue
+            findings.append(_numeric_finding(view, sentence.text, q, rival))
+    return NumericAnalysis(tuple(findings), tuple(unsupported), checked)
+
+
+def _context_pools(view: ContradictionView) -> dict[str, list[_Placed]]:
+    pools: dict[str, list[_Placed]] = {}
+    for i, quantities in enumerate(view.context_quantities):
+        for q in quantities:
+            pools.setdefault(q.dimension, []).append(_Placed(q, i))
+    return pools
+
+
+def _local(q: Quantity, other: Quantity) -> int:
+    """Subject stems the two values share, not counting the counted noun itself ("people")."""
+    return len((q.subject & other.subject) - q.counted)
+
+
+def _same_subject(q: Quantity, rival: _Placed, overlaps: dict[int, int], answer_stems: int) -> tuple[int, int] | None:
+    """(local, sentence) evidence that `rival` is about what `q` is about, or None when it is not."""
+    local = _local(q, rival.quantity)
+    shared = overlaps.get(rival.sentence, 0)
+    if q.unit is None:
+        # Bare counts are common and loosely attached ("3 children", "3 times"); ask for both kinds.
+        return (local, shared) if local >= 1 and shared >= 2 else None
+    if local >= 2 or (local >= 1 and shared >= 2) or (shared >= 3 and shared >= 0.6 * answer_stems):
+        return local, shared
+    return None
+
+
+def _best_rival(q: Quantity, pool: list[_Placed], overlaps: dict[int, int], answer_stems: int) -> _Placed | None:
+    scored: list[tuple[int, int, _Placed]] = []
+    for placed in pool:
+        evidence = _same_subject(q, placed, overlaps, answer_stems)
+        if evidence is not None:
+            scored.append((*evidence, placed))
+    if not scored:
+        return None
+    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    best_local, best_shared, best = scored[0]
+    # Two different values equally tied to the subject: the context itself is ambiguous here.
+    for local, shared, other in scored[1:]:
+        if (local, shared) != (best_local, best_shared):
+            break
+        if not values_agree(other.quantity, best.quantity):
+            return None
+    return best
+
+
+def _swapped(
+    view: ContradictionView,
+    q: Quantity,
+    own_stems: frozenset[str],
+    agreeing: list[_Placed],
+    rivals: list[_Placed],
+    overlaps: dict[int, int],
+) -> _Placed | None:
+    """A context value that belongs to the answer's subject, when the answer's own value belongs to another.
+
+    Swaps are judged only between values the context lists side by side (same or adjacent sentence of one
+    chunk): across a long document the same figure legitimately recurs for unrelated things.
+    """
+    if not agreeing or not q.subject:
+        return None
+    # However the answer's value is attested, the rival must be tied to the answer's subject more closely
+    # than any mention that agrees with it, by at least two stems.
+    best_agreeing = max(_local(q, p.quantity) for p in agreeing)
+    candidates: list[tuple[int, _Placed]] = []
+    for rival in rivals:
+        local = _local(q, rival.quantity)
+        if local < 2 or local <= best_agreeing:
+            continue
+        if values_agree(q, rival.quantity) or any(values_agree(p.quantity, rival.quantity) for p in agreeing):
+            continue
+        for owner in agreeing:
+            owner_only = owner.quantity.subject - rival.quantity.subject
+            # The owner is about something else, listed beside the rival, and the answer never names it.
+            if owner_only and _adjacent(view, owner.sentence, rival.sentence) and not (own_stems & owner_only):
+                candidates.append((local, rival))
+                break
+    if not candidates:
+        return None
+    candidates.sort(key=lambda item: item[0], reverse=True)
+    best_local, best = candidates[0]
+    if any(local == best_local and not values_agree(r.quantity, best.quantity) for local, r in candidates[1:]):
+        return None  # two different values equally tied to the subject
+    return best
+
+
+def _adjacent(view: ContradictionView, a: int, b: int) -> bool:
+    return abs(a - b) <= 1 and view.sentence(a).chunk_index == view.sentence(b).chunk_index
+
+
+def _subject_words(*quantities: Quantity) -> str:
+    shared = frozenset.intersection(*(q.subject for q in quantities)) if quantities else frozenset()
+    words = sorted(shared or quantities[0].subject)
+    return ", ".join(words[:4]) or "the same subject"
+
+
+def _numeric_finding(view: ContradictionView, statement: str, q: Quantity, rival: _Placed) -> Finding:
+    source = view.sentence(rival.sentence)
+    return Finding(
+        type=FindingType.CONTRADICTION,
+        kind="numeric",
+        statement=statement,
+        source=source.text,
+        evidence=(
+            f"answer says '{q.text}' but the source says '{rival.quantity.text}' "
+            f"for '{_subject_words(q, rival.quantity)}'"
+        ),
+        answer_value=q.text,
+        source_value=rival.quantity.text,
+        chunk_id=source.chunk_id,
+    )
+
+
+def _swap_finding(
+    view: ContradictionView, statement: str, q: Quantity, rival: _Placed, agreeing: list[_Placed]
+) -> Finding:
+    source = view.sentence(rival.sentence)
+    owner = max(agreeing, key=lambda p: len(p.quantity.subject - rival.quantity.subject))
+    other = sorted(owner.quantity.subject - rival.quantity.subject)[:3]
+    return Finding(
+        type=FindingType.CONTRADICTION,
+        kind="swapped_value",
+        statement=statement,
+        source=source.text,
+        evidence=(
+            f"answer gives '{q.text}' to '{_subject_words(q, rival.quantity)}', but the source gives "
+            f"'{owner.quantity.text}' to '{', '.join(other)}' and '{rival.quantity.text}' to "
+            f"'{_subject_words(q, rival.quantity)}'"
+        ),
+        answer_value=q.text,
+        source_value=rival.quantity.text,
+        chunk_id=source.chunk_id,
+    )

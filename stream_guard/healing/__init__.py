@@ -1,0 +1,29 @@
+"""Repairing flagged answers: one module per strategy, `healer.HallucinationHealer` chooses and re-checks."""
+
+from stream_guard.healing.result import (
+    CONTRADICTION_PATCH,
+    ENTITY_SCRUB,
+    GROUNDING_REWRITE,
+    NO_HEALING_NEEDED,
+    SAFE_DECLINE,
+    STRATEGIES,
+    Attempt,
+    Change,
+    HealingResult,
+)
+from stream_guard.healing.healer import HallucinationHealer, choose_strategy, failure_reason
+
+__all__ = [
+    "CONTRADICTION_PATCH",
+    "ENTITY_SCRUB",
+    "GROUNDING_REWRITE",
+    "NO_HEALING_NEEDED",
+    "SAFE_DECLINE",
+    "STRATEGIES",
+    "Attempt",
+    "Change",
+    "HallucinationHealer",
+    "HealingResult",
+    "choose_strategy",
+    "failure_reason",
+]

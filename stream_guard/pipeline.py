@@ -1,0 +1,158 @@
+"""Guard: one AnswerEvent in, one Verdict out: inspect, heal, score, route, decide what enters drift history.
+
+`evaluate_batch` is a pure function of (events, histories) so that the streaming service can keep the
+history in a partitioned, changelogged table and run this in an executor, and `stream-guard check` can
+keep it in memory or SQLite. Only delivered answers enter the history, so a repeated bad answer never
+becomes the norm.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from stream_guard.checks.base import elapsed_ms
+from stream_guard.config import DetectorConfig
+from stream_guard.detector import HallucinationDetector
+from stream_guard.events import AnswerEvent
+from stream_guard.healing import HallucinationHealer, HealingResult
+from stream_guard.history import Fingerprint, HistoryStore, MemoryHistory
+from stream_guard.inspection import Inspection
+from stream_guard.ner import EntityRecognizer
+from stream_guard.quality import QualityScore
+from stream_guard.report import HallucinationReport
+from stream_guard.text import question_hash
+from stream_guard.verdict import Verdict
+
+log = logging.getLogger("stream_guard.pipeline")
+
+DELIVERED_ROUTES = frozenset({"accept", "healed_accept"})
+
+
+@dataclass(frozen=True)
+class EventFailure:
+    """An event the pipeline could not judge (a bug, not bad input): it goes to the dead-letter topic."""
+
+    event_id: str
+    error: str
+
+
+class Guard:
+    def __init__(self, config: DetectorConfig | None = None, recognizer: EntityRecognizer | None = None) -> None:
+        self.config = config or DetectorConfig()
+        # The detector's own store is unused here: histories are passed in explicitly.
+        self.detector = HallucinationDetector(self.config, history=MemoryHistory(), recognizer=recognizer)
+        self.healer = HallucinationHealer(self.detector)
+
+    def evaluate(self, event: AnswerEvent, history: Sequence[Fingerprint] = ()) -> tuple[Verdict, Fingerprint | None]:
+        """Judge one event against its drift history; returns the verdict and what to append to history."""
+        inspection = self.detector.with_entities([_inspection(event)])[0]
+        return self._decide(event, inspection, history)
+
+    def evaluate_batch(
+        self, events: Sequence[AnswerEvent], histories: Mapping[str, Sequence[Fingerprint]]
+    ) -> tuple[list[Verdict | EventFailure], dict[str, list[Fingerprint]]]:
+        """Judge a batch in order. Events on the same question see each other's delivered answers.
+
+        Returns one Verdict (or EventFailure) per event and, for every key whose history changed, the new
+        bounded history to write back.
+        """
+        inspections = self.detector.with_entities([_inspection(e) for e in events])
+        current = {key: list(value) for key, value in histories.items()}
+        updated: dict[str, list[Fingerprint]] = {}
+        results: list[Verdict | EventFailure] = []
+        for event, inspection in zip(events, inspections):
+            key = question_hash(event.tenant, event.question)
+            try:
+                verdict, record = self._decide(event, inspection, current.get(key, []))
+            except Exception as exc:  # one event's bug must not sink the batch
+                log.exception("failed to judge event %s", event.event_id)
+                results.append(EventFailure(event.event_id, f"{type(exc).__name__}: {exc}"))
+                continue
+            results.append(verdict)
+            if record is not None:
+                window = max(1, self.config.window_size)
+                current[key] = (current.get(key, []) + [record])[-window:]
+                updated[key] = current[key]
+        return results, updated
+
+    def process(self, event: AnswerEvent, store: HistoryStore) -> Verdict:
+        """Convenience for single-process use: read and update a HistoryStore."""
+        key = question_hash(event.tenant, event.question)
+        verdict, record = self.evaluate(event, store.get(key))
+        if record is not None:
+            store.append(key, record, self.config.window_size)
+        return verdict
+
+    def _decide(
+        self, event: AnswerEvent, inspection: Inspection, history: Sequence[Fingerprint]
+    ) -> tuple[Verdict, Fingerprint | None]:
+        started = time.perf_counter()
+        report = self.detector.analyze(inspection, history)
+        quality = QualityScore.compute(report, None, self.config)
+        healing: HealingResult | None = None
+        if report.flagged or quality.routing != "accept":
+            healing = self.healer.heal(
+                event.question, event.context, event.answer, report, history=history, citations=event.citations
+            )
+            quality = QualityScore.compute(report, healing, self.config)
+        delivered = self._delivered_answer(event, quality.routing, healing)
+        record = (
+            self.detector.fingerprint(delivered)
+            if quality.routing in DELIVERED_ROUTES and delivered.strip()
+            else None
+        )
+        verdict = _verdict(event, report, healing, quality, delivered, elapsed_ms(started))
+        return verdict, record
+
+    def _delivered_answer(self, event: AnswerEvent, routing: str, healing: HealingResult | None) -> str:
+        if routing == "accept":
+            return event.answer
+        if routing == "healed_accept" and healing is not None:
+            return healing.healed_answer
+        if routing == "discard":
+            return healing.healed_answer if healing is not None and healing.declined else self.config.decline_message
+        return self.config.fallback_message
+
+
+def _inspection(event: AnswerEvent) -> Inspection:
+    return Inspection.build(event.question, event.context, event.answer, event.citations, event.tenant)
+
+
+def _verdict(
+    event: AnswerEvent,
+    report: HallucinationReport,
+    healing: HealingResult | None,
+    quality: QualityScore,
+    delivered: str,
+    latency_ms: float,
+) -> Verdict:
+    body = report.to_dict()
+    applied = healing is not None and healing.applied
+    return Verdict(
+        event_id=event.event_id,
+        tenant=event.tenant,
+        question_hash=question_hash(event.tenant, event.question),
+        question=event.question,
+        flagged=report.flagged,
+        hallucination_score=report.hallucination_score,
+        risk=report.risk.value,
+        final_risk=(healing.final_risk.value if applied and healing is not None else report.risk.value),
+        routing=quality.routing,
+        delivered_answer=delivered,
+        original_answer=event.answer,
+        hallucination_type=report.hallucination_type,
+        triggered=report.triggered,
+        hallucinated_statements=tuple(body["hallucinated_statements"]),
+        verified_statements=report.verified_statements,
+        checks=body["checks"],
+        healing=healing.to_dict() if healing is not None else {"strategy": "none", "applied": False, "changes": []},
+        quality=quality.to_dict(),
+        latency_ms=latency_ms,
+        model=event.model,
+        produced_at_ms=event.produced_at_ms,
+        label=event.label,
+        metadata=event.metadata,
+    )

@@ -1,0 +1,232 @@
+"""Settings of the streaming service: topics, partitions, broker, batching, latency budget, state sizing.
+
+Pure: built from plain mappings (a parsed TOML file's `[stream]` table, the environment, command-line
+overrides), in that order of precedence, lowest first. Nothing here talks to a broker; agents/ reads the
+result. Every setting has an environment variable `STREAM_GUARD_<NAME>` (topics: `STREAM_GUARD_TOPIC_<NAME>`)
+so containers and Kubernetes configure workers without files.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Mapping
+
+ENV_PREFIX = "STREAM_GUARD_"
+TOPIC_ENV_PREFIX = "STREAM_GUARD_TOPIC_"
+# Kafka topic names: letters, digits, '.', '_', '-', at most 249 characters.
+_TOPIC_RE = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+_BROKER_RE = re.compile(r"^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$")
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class TopicNames:
+    answers: str = "rag.answers"
+    verdicts: str = "guard.verdicts"
+    alerts: str = "guard.alerts"
+    dlq: str = "guard.dlq"
+    metrics: str = "guard.metrics"
+    # The internal re-keyed copy of `answers`; empty means "<app_id>-answers-by-question".
+    by_question: str = ""
+
+    def outputs(self) -> tuple[str, ...]:
+        return (self.verdicts, self.alerts, self.dlq, self.metrics)
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    # host:port[,host:port]; None means "start the embedded broker" (CLI only).
+    broker: str | None = None
+    app_id: str = "stream-guard"
+    topics: TopicNames = field(default_factory=TopicNames)
+
+    # Partition counts used when the service creates a topic (existing topics are left as they are).
+    # `partitions` is the unit of parallelism: the re-keyed topic and the state tables' changelogs have it,
+    # so at most that many workers do useful work.
+    answers_partitions: int = 4
+    partitions: int = 4
+    output_partitions: int = 4
+    replication_factor: int = 1
+
+    data_dir: str = "stream-guard-data"
+    web_enabled: bool = True
+    web_host: str = "127.0.0.1"
+    web_port: int = 6066
+
+    # Batching: a judge batch closes at `batch_max` events or `batch_within_ms` after the first one.
+    batch_max: int = 32
+    batch_within_ms: int = 10
+
+    # An alert fires when a partition's end-to-end p99 over the recent window passes the budget.
+    latency_budget_ms: float = 250.0
+    latency_min_samples: int = 20
+    latency_window_slots: int = 6
+    metrics_interval_s: float = 10.0
+
+    session_timeout_s: float = 30.0
+    heartbeat_interval_s: float = 3.0
+    commit_interval_s: float = 1.0
+
+    # RocksDB, per table partition: small, since a fingerprint history is a few KiB per question.
+    rocksdb_block_cache_bytes: int = 8 * MiB
+    rocksdb_write_buffer_bytes: int = 4 * MiB
+    rocksdb_max_write_buffers: int = 2
+    rocksdb_max_open_files: int = 256
+
+    # Largest message the clients fetch or send; must cover the largest payload we are to dead-letter.
+    max_message_bytes: int = 8 * MiB
+    # Dead-letter records keep at most this much of a payload (and say so); the broker's limit is ~1 MB.
+    dlq_max_payload_bytes: int = 256 * 1024
+    alert_dedupe_ttl_s: float = 7 * 24 * 3600.0
+
+    @property
+    def by_question_topic(self) -> str:
+        return self.topics.by_question or f"{self.app_id}-answers-by-question"
+
+    @property
+    def batch_within_s(self) -> float:
+        return self.batch_within_ms / 1000.0
+
+    def with_overrides(self, **overrides: Any) -> "StreamSettings":
+        return settings_from_mapping(overrides, base=self)
+
+    def validate(self) -> "StreamSettings":
+        for name in (*self.topics.outputs(), self.topics.answers, self.by_question_topic):
+            if not _TOPIC_RE.match(name):
+                raise ValueError(f"invalid topic name {name!r}")
+        if len(set((*self.topics.outputs(), self.topics.answers, self.by_question_topic))) != 6:
+            raise ValueError("topic names must be distinct")
+        if self.broker is not None and not _BROKER_RE.match(self.broker):
+            raise ValueError(f"broker must be host:port[,host:port], got {self.broker!r}")
+        for name in ("answers_partitions", "partitions", "output_partitions", "replication_factor", "batch_max",
+                     "latency_min_samples", "latency_window_slots"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        for name in ("batch_within_ms", "latency_budget_ms", "metrics_interval_s", "session_timeout_s",
+                     "heartbeat_interval_s", "commit_interval_s"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
+        if not 0 <= self.web_port <= 65535:
+            raise ValueError(f"web_port must be 0-65535, got {self.web_port}")
+        if self.heartbeat_interval_s >= self.session_timeout_s:
+            raise ValueError("heartbeat_interval_s must be below session_timeout_s")
+        return self
+
+
+def _coerce(name: str, kind: Any, value: Any) -> Any:
+    """Environment values are text; TOML values are typed. Accept both, reject anything ambiguous."""
+    text = value.strip() if isinstance(value, str) else None
+    if kind in ("bool", bool):
+        if isinstance(value, bool):
+            return value
+        if text is not None and text.lower() in ("1", "true", "yes", "on"):
+            return True
+        if text is not None and text.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"{name}: expected a boolean, got {value!r}")
+    if kind in ("int", int):
+        if isinstance(value, bool):
+            raise ValueError(f"{name}: expected an integer, got {value!r}")
+        if isinstance(value, int):
+            return value
+        if text is not None and re.fullmatch(r"[+-]?\d+", text.replace("_", "")):
+            return int(text.replace("_", ""))
+        raise ValueError(f"{name}: expected an integer, got {value!r}")
+    if kind in ("float", float):
+        if isinstance(value, bool):
+            raise ValueError(f"{name}: expected a number, got {value!r}")
+        number = float(value) if isinstance(value, (int, float)) else None
+        if number is None and text is not None:
+            try:
+                number = float(text)
+            except ValueError:
+                number = None
+        if number is None or not math.isfinite(number):
+            raise ValueError(f"{name}: expected a finite number, got {value!r}")
+        return number
+    if kind in ("str | None",):
+        if value is None or text == "":
+            return None
+        if text is None:
+            raise ValueError(f"{name}: expected text, got {value!r}")
+        return text
+    if kind in ("str", str):
+        if text is None:
+            raise ValueError(f"{name}: expected text, got {value!r}")
+        return text
+    raise TypeError(f"{name}: unsupported setting type {kind!r}")  # pragma: no cover - a new field's type
+
+
+def _topics_from(data: Mapping[str, Any], base: TopicNames) -> TopicNames:
+    known = {f.name for f in fields(TopicNames)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"unknown topic key(s): {', '.join(unknown)}")
+    return replace(base, **{k: _coerce(f"topics.{k}", "str", v) for k, v in data.items()})
+
+
+def settings_from_mapping(data: Mapping[str, Any], base: StreamSettings | None = None) -> StreamSettings:
+    """Apply a mapping of setting names to values; unknown names are an error, never ignored."""
+    base = base or StreamSettings()
+    kinds = {f.name: f.type for f in fields(StreamSettings)}
+    unknown = sorted(set(data) - set(kinds))
+    if unknown:
+        raise ValueError(f"unknown stream setting(s): {', '.join(unknown)}")
+    values: dict[str, Any] = {}
+    for name, value in data.items():
+        if name == "topics":
+            if isinstance(value, TopicNames):
+                values[name] = value
+            elif isinstance(value, Mapping):
+                values[name] = _topics_from(value, base.topics)
+            else:
+                raise ValueError(f"topics: expected a table of topic names, got {type(value).__name__}")
+        else:
+            values[name] = _coerce(name, kinds[name], value)
+    return replace(base, **values)
+
+
+def settings_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """The `STREAM_GUARD_*` variables as a mapping for `settings_from_mapping`; others are ignored.
+
+    Variables that are not settings (STREAM_GUARD_DATA, STREAM_GUARD_TANSU_BIN, ...) belong to other parts
+    of the project and are skipped rather than rejected.
+    """
+    names = {f.name for f in fields(StreamSettings)} - {"topics"}
+    topic_names = {f.name for f in fields(TopicNames)}
+    out: dict[str, Any] = {}
+    topics: dict[str, str] = {}
+    for key, value in env.items():
+        if key.startswith(TOPIC_ENV_PREFIX):
+            name = key[len(TOPIC_ENV_PREFIX):].lower()
+            if name in topic_names:
+                topics[name] = value
+        elif key.startswith(ENV_PREFIX):
+            name = key[len(ENV_PREFIX):].lower()
+            if name in names:
+                out[name] = value
+    if topics:
+        out["topics"] = topics
+    return out
+
+
+def load_settings(
+    file_doc: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> StreamSettings:
+    """Defaults < the file's `[stream]` table < environment < explicit overrides (command-line flags)."""
+    settings = StreamSettings()
+    if file_doc:
+        section = file_doc.get("stream", {})
+        if not isinstance(section, Mapping):
+            raise ValueError("[stream] must be a table")
+        settings = settings_from_mapping(section, settings)
+    if env:
+        settings = settings_from_mapping(settings_from_env(env), settings)
+    if overrides:
+        settings = settings_from_mapping({k: v for k, v in overrides.items() if v is not None}, settings)
+    return settings.validate()

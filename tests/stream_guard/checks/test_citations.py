@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stream_guard.checks.citations import CitationCheck, find_markers
+from stream_guard.config import DetectorConfig
+from stream_guard.events import Chunk
+from stream_guard.inspection import Inspection
+from stream_guard.report import FindingType
+
+CONTEXT = [
+    "Returns are accepted within 14 days of delivery.",
+    "The Pro plan costs $120 per year, billed annually.",
+    "Support is available by email on weekdays.",
+]
+KB = (Chunk("kb-1", CONTEXT[0]), Chunk("kb-2", CONTEXT[1]))
+
+
+def run(answer: str, context=CONTEXT, citations: tuple[str, ...] = ()):
+    return CitationCheck(DetectorConfig()).run(Inspection.build("q", context, answer, citations=citations))
+
+
+def test_correct_positional_citations_pass() -> None:
+    result = run("Returns are accepted within 14 days [1]. The Pro plan costs $120 per year [2].")
+    assert result.name == "citations"
+    assert result.score == 0.0
+    assert not result.flagged
+    assert result.details["markers"] == 2
+    assert len(result.verified) == 2
+
+
+def test_marker_naming_no_chunk_is_fabricated() -> None:
+    result = run("Returns are accepted within 14 days [7].")
+    [finding] = result.findings
+    assert finding.type is FindingType.CITATION_MISMATCH
+    assert finding.kind == "fabricated_citation"
+    assert finding.answer_value == "7"
+    assert result.score == 1.0
+    assert result.details["fabricated"] == 1
+
+
+def test_wrong_chunk_names_the_supporting_chunk() -> None:
+    result = run("The Pro plan costs $120 per year [1].")
+    [finding] = result.findings
+    assert finding.kind == "wrong_chunk"
+    assert "chunk '2' supports it" in finding.evidence
+    assert finding.answer_value == "1" and finding.source_value == "2"
+    assert result.details["wrong_chunk"] == 1
+
+
+def test_wrong_chunk_when_no_chunk_supports_the_sentence() -> None:
+    result = run("Dragons guard the warehouse at night [3].")
+    assert result.findings[0].kind == "wrong_chunk"
+    assert "no retrieved chunk supports it" in result.findings[0].evidence
+
+
+def test_multi_marker_bracket_supports_together() -> None:
+    result = run("Returns take 14 days and the Pro plan costs $120 per year [1, 2].")
+    assert result.details["markers"] == 2
+    assert not result.flagged
+
+
+def test_range_markers_expand() -> None:
+    markers = find_markers(Inspection.build("q", CONTEXT, "Everything is documented [1-3]."))
+    assert [m.ref for m in markers] == ["1", "2", "3"]
+
+
+def test_chunk_id_markers_and_source_prefix() -> None:
+    ok = run("Returns are accepted within 14 days [kb-1].", context=KB)
+    assert not ok.flagged and ok.details["markers"] == 1
+    bad = run("Returns are accepted within 14 days [source: kb-9].", context=KB)
+    assert bad.findings[0].kind == "fabricated_citation"
+    assert bad.findings[0].answer_value == "kb-9"
+    unknown = run("Returns are accepted within 14 days [kb-7].", context=KB)
+    assert unknown.findings[0].kind == "fabricated_citation"
+
+
+def test_non_citation_brackets_are_ignored() -> None:
+    answer = (
+        "He wrote [sic] that the rule [Note] changed in [2019]; see [the docs](https://example.com) "
+        "and [COVID-19] guidance."
+    )
+    result = run(answer)
+    assert result.details["markers"] == 0
+    assert result.score == 0.0
+    assert not result.flagged
+
+
+def test_bracketed_word_counts_when_it_is_a_chunk_id() -> None:
+    result = run("Returns are accepted within 14 days [sic].", context=[Chunk("sic", CONTEXT[0])])
+    assert result.details["markers"] == 1
+    assert not result.flagged
+
+
+def test_marker_after_the_full_stop_belongs_to_the_previous_sentence() -> None:
+    result = run("The Pro plan costs $120 per year. [2] Support is by email.")
+    assert not result.flagged
+    [marker] = find_markers(Inspection.build("q", CONTEXT, "The Pro plan costs $120 per year. [2] Support is by email."))
+    assert marker.sentence == "The Pro plan costs $120 per year."
+
+
+def test_event_citations_must_name_chunks() -> None:
+    result = run("Returns are accepted within 14 days.", context=KB, citations=("kb-1", "kb-5"))
+    assert result.details["event_citations"] == 2
+    assert result.details["total"] == 2
+    [finding] = result.findings
+    assert finding.kind == "fabricated_citation"
+    assert finding.answer_value == "kb-5"
+    assert result.score == 0.5
+
+
+def test_score_is_mismatched_over_total() -> None:
+    result = run("Returns are accepted within 14 days [1]. Support is by email [9]. Prices are $120 per year [2].")
+    assert result.details == {
+        "markers": 3,
+        "event_citations": 0,
+        "total": 3,
+        "mismatched": 1,
+        "fabricated": 1,
+        "wrong_chunk": 0,
+    }
+    assert abs(result.score - 1 / 3) < 1e-9
+
+
+def test_no_markers_scores_zero() -> None:
+    result = run("Returns are accepted within 14 days.")
+    assert result.score == 0.0
+    assert not result.flagged
+    assert run("").details["total"] == 0
+
+
+@given(st.text(max_size=300), st.lists(st.text(max_size=100), max_size=3), st.lists(st.text(max_size=8), max_size=3))
+def test_arbitrary_text_never_crashes_and_stays_bounded(answer: str, context: list[str], cited: list[str]) -> None:
+    result = run(answer, context=context, citations=tuple(cited))
+    assert 0.0 <= result.score <= 1.0
+    assert result.details["mismatched"] <= result.details["total"]

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stream_guard.checks.faithfulness import FaithfulnessCheck, context_numbers
+from stream_guard.config import DetectorConfig, preset
+from stream_guard.inspection import Inspection
+from stream_guard.report import FindingType
+
+CONTEXT = [
+    "Returns are accepted within 14 days of delivery. Items must be unused and in their original packaging.",
+    "The Pro plan costs $120 per year, billed annually. Support is available by email on weekdays.",
+]
+
+
+def run(answer: str, context=CONTEXT, config: DetectorConfig | None = None, question: str = "q"):
+    return FaithfulnessCheck(config or DetectorConfig()).run(Inspection.build(question, context, answer))
+
+
+def test_grounded_answer_scores_at_least_080() -> None:
+    result = run(
+        "Returns are accepted within 14 days of delivery. Items must be unused. "
+        "The Pro plan costs $120 per year, billed annually."
+    )
+    assert result.name == "faithfulness"
+    assert result.score >= 0.80
+    assert not result.flagged
+    assert len(result.verified) == 3
+    assert result.findings == ()
+
+
+def test_fabricated_answer_scores_at_most_050_with_ungrounded_list() -> None:
+    result = run(
+        "Our loyalty programme awards platinum members complimentary helicopter transfers. "
+        "Quarterly dividends are paid to every registered shareholder in Luxembourg. "
+        "Returns are accepted within 14 days of delivery."
+    )
+    assert result.score <= 0.50
+    assert result.flagged
+    statements = [f.statement for f in result.findings]
+    assert len(statements) == 2
+    assert statements[0].startswith("Our loyalty programme")
+    assert all(f.type is FindingType.UNSUPPORTED and f.kind == "claim" for f in result.findings)
+    assert "content words occur in the retrieved context" in result.findings[0].evidence
+    assert "'loyalty'" in result.findings[0].evidence and "(+2 more)" in result.findings[0].evidence
+
+
+def test_empty_answer_is_perfect() -> None:
+    result = run("")
+    assert result.score == 1.0
+    assert not result.flagged
+    assert result.details["claims"] == 0
+
+
+def test_question_only_answer_has_no_claims() -> None:
+    result = run("Would you like to know about refunds? Which plan do you mean?")
+    assert result.details["claims"] == 0
+    assert result.score == 1.0
+
+
+def test_strict_overlap_threshold_gives_lower_scores() -> None:
+    # About half the content words of the first sentence come from the context: grounded at the
+    # default 0.40 overlap, ungrounded at the strict preset's 0.70.
+    answer = (
+        "Returns within 14 days need unused items, receipts and manager approval. "
+        "The Pro plan costs $120 per year."
+    )
+    default = run(answer)
+    strict = run(answer, config=preset("strict"))
+    assert strict.score < default.score
+    assert default.score == 1.0
+
+
+def test_number_absent_from_context_ungrounds_a_claim() -> None:
+    result = run("Returns are accepted within 30 days of delivery.")
+    assert result.score == 0.0
+    assert result.details["missing_numbers"] == ["30"]
+    assert "30" in result.findings[0].evidence
+
+
+def test_spelled_out_context_number_grounds_digits() -> None:
+    result = run("Refunds take 3 days.", context=["Refunds take three days to process."])
+    assert result.score == 1.0
+    assert "3" in context_numbers(Inspection.build("", ["three"], ""))
+
+
+def test_details_carry_scoring_features() -> None:
+    result = run("Returns are accepted within 14 days. Dragons guard the warehouse at night.")
+    details = result.details
+    assert details["claims"] == 2
+    assert len(details["claim_overlaps"]) == 2
+    assert len(details["overlap_with_best_sentence"]) == 2
+    assert details["min_overlap"] == min(details["claim_overlaps"])
+    assert 0 < details["novel_stems"] and 0 < details["novel_fraction"] < 1
+    assert details["min_best_sentence_overlap"] <= details["min_overlap"]
+
+
+def test_best_sentence_overlap_sees_words_scattered_across_passages() -> None:
+    # Every word occurs somewhere in the context, but no single sentence says this.
+    result = run("Support items are billed within delivery packaging.")
+    assert result.details["claim_overlaps"][0] == 1.0
+    assert result.details["overlap_with_best_sentence"][0] < 0.7
+
+
+def test_finding_points_at_best_matching_source_sentence() -> None:
+    result = run("Returns are accepted from unicorn breeders within 14 days of zeppelin delivery.",
+                 config=DetectorConfig(faithfulness_overlap_threshold=0.9))
+    [finding] = result.findings
+    assert finding.source == "Returns are accepted within 14 days of delivery."
+    assert finding.chunk_id == "1"
+
+
+def test_meta_sentences_do_not_count_as_claims() -> None:
+    result = run("Based on the provided passages, returns are accepted within 14 days. I hope this helps!")
+    assert result.details["claims"] == 1
+    assert result.score == 1.0
+
+
+def test_no_context_ungrounds_every_claim() -> None:
+    result = run("Returns are accepted within 14 days.", context=[])
+    assert result.score == 0.0
+    assert result.flagged
+
+
+@given(st.text(max_size=300), st.lists(st.text(max_size=200), max_size=3))
+def test_arbitrary_text_never_crashes_and_stays_bounded(answer: str, context: list[str]) -> None:
+    result = run(answer, context=context)
+    assert 0.0 <= result.score <= 1.0
+    assert 0.0 <= result.details["novel_fraction"] <= 1.0

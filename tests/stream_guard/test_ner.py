@@ -1,0 +1,200 @@
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stream_guard import ner
+from stream_guard.inspection import Inspection
+from stream_guard.ner import (
+    CITATION,
+    ORG,
+    PERSON,
+    RegexRecognizer,
+    batch_answer_entities,
+    find_citations,
+    make_recognizer,
+)
+
+SEED = (
+    "The seminal work was published by Dr. James Harrison and Dr. Wei Liu in arXiv:2204.09876, "
+    "at DeepMind Research Institute."
+)
+SEED_CONTEXT = "Recent studies show transformer models achieve 94% accuracy on NER tasks."
+
+
+def _spacy_or_skip() -> ner.SpacyRecognizer:
+    try:
+        recognizer = make_recognizer("spacy")
+    except RuntimeError as exc:
+        pytest.skip(f"spaCy model unavailable: {exc}")
+    assert isinstance(recognizer, ner.SpacyRecognizer)
+    return recognizer
+
+
+def texts(entities) -> list[tuple[str, str]]:
+    return [(e.text, e.label) for e in entities]
+
+
+# --- citations ---------------------------------------------------------------------------------------
+
+
+def test_citations_found_by_regex() -> None:
+    text = (
+        "See arXiv:2204.09876 and doi:10.1145/3442188.3445922, https://example.org/paper. "
+        "Smith et al. (2020) agreed, as did (Brown & Lee, 2019) and Chen et al., 2021."
+    )
+    found = [e.text for e in find_citations(text)]
+    assert found == [
+        "arXiv:2204.09876",
+        "doi:10.1145/3442188.3445922",
+        "https://example.org/paper",
+        "Smith et al. (2020)",
+        "(Brown & Lee, 2019)",
+        "Chen et al., 2021",
+    ]
+    assert all(e.label == CITATION and text[e.start : e.end] == e.text for e in find_citations(text))
+
+
+def test_url_keeps_balanced_parentheses_and_drops_sentence_punctuation() -> None:
+    [url] = find_citations("Read https://en.wikipedia.org/wiki/Foo_(bar).")
+    assert url.text == "https://en.wikipedia.org/wiki/Foo_(bar)"
+
+
+# --- regex backend -----------------------------------------------------------------------------------
+
+
+def test_regex_finds_titled_people_orgs_and_citations() -> None:
+    found = texts(RegexRecognizer().extract([SEED])[0])
+    assert ("Dr. James Harrison", PERSON) in found
+    assert ("Dr. Wei Liu", PERSON) in found
+    assert ("arXiv:2204.09876", CITATION) in found
+    assert ("DeepMind Research Institute", ORG) in found
+
+
+def test_regex_finds_multi_word_names_and_suffixed_orgs() -> None:
+    found = texts(RegexRecognizer().extract_one("Barack Obama met staff of Acme Widgets Inc. at the University of Oslo."))
+    assert ("Barack Obama", PERSON) in found
+    assert ("Acme Widgets Inc.", ORG) in found
+    assert ("University of Oslo", ORG) in found
+
+
+def test_regex_ignores_discourse_phrases_terms_and_headings() -> None:
+    text = (
+        "## Key Findings\n"
+        "Named Entity Recognition\n"
+        "However, In Summary, the Scaling Named Entity Recognition work helps NER Tasks. "
+        "Based On this, Machine Learning Applications improved."
+    )
+    assert RegexRecognizer().extract_one(text) == ()
+
+
+def test_regex_ignores_sentence_initial_words() -> None:
+    assert RegexRecognizer().extract_one("Additionally, Therefore the plan works. Overall it is fine.") == ()
+
+
+def test_offsets_point_into_the_text() -> None:
+    for entity in RegexRecognizer().extract_one(SEED):
+        assert SEED[entity.start : entity.end] == entity.text
+
+
+def test_empty_text_has_no_entities() -> None:
+    assert RegexRecognizer().extract(["", "   "]) == [(), ()]
+
+
+# --- backend selection -------------------------------------------------------------------------------
+
+
+def test_make_recognizer_regex_and_unknown_backend() -> None:
+    assert isinstance(make_recognizer("regex"), RegexRecognizer)
+    assert make_recognizer("regex").name == "regex"
+    with pytest.raises(ValueError):
+        make_recognizer("bert")  # type: ignore[arg-type]
+
+
+def test_auto_falls_back_to_regex_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="stream_guard.ner"):
+        recognizer = make_recognizer("auto", "no_such_model_package_xyz")
+    assert isinstance(recognizer, RegexRecognizer)
+    assert "regex fallback" in caplog.text
+
+
+def test_explicit_spacy_with_missing_model_raises() -> None:
+    with pytest.raises(RuntimeError):
+        make_recognizer("spacy", "no_such_model_package_xyz")
+
+
+def test_spacy_available_flag_is_a_bool() -> None:
+    assert isinstance(ner.SPACY_AVAILABLE, bool)
+
+
+# --- spaCy backend -----------------------------------------------------------------------------------
+
+
+def test_spacy_seed_example() -> None:
+    found = texts(_spacy_or_skip().extract([SEED])[0])
+    assert ("Dr. James Harrison", PERSON) in found
+    assert ("Dr. Wei Liu", PERSON) in found
+    assert ("arXiv:2204.09876", CITATION) in found
+    assert ("DeepMind Research Institute", ORG) in found
+
+
+def test_spacy_runs_only_the_ner_pipe_and_is_cached() -> None:
+    recognizer = _spacy_or_skip()
+    assert recognizer._nlp.pipe_names == ["ner"]
+    assert make_recognizer("spacy") is recognizer
+    assert make_recognizer("auto")._nlp is recognizer._nlp  # one loaded model per process
+    assert recognizer.name.startswith("spacy:")
+
+
+def test_spacy_offsets_and_batches_match_single_calls() -> None:
+    recognizer = _spacy_or_skip()
+    batch = [SEED, "Angela Merkel visited Paris.", ""]
+    together = recognizer.extract(batch)
+    assert together == [recognizer.extract([t])[0] for t in batch]
+    for text, entities in zip(batch, together):
+        assert all(text[e.start : e.end] == e.text for e in entities)
+
+
+def test_spacy_is_thread_safe() -> None:
+    recognizer = _spacy_or_skip()
+    expected = recognizer.extract([SEED])[0]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda _: recognizer.extract([SEED])[0], range(16)))
+    assert all(r == expected for r in results)
+
+
+def test_spacy_drops_list_labels() -> None:
+    [entities] = _spacy_or_skip().extract(["Overview:\n- Size: UTVs are larger than ATVs.\n"])
+    assert "Size" not in [e.text for e in entities]
+
+
+# --- context-gated batches ---------------------------------------------------------------------------
+
+
+def test_batch_entities_offsets_map_back_to_answers() -> None:
+    recognizer = _spacy_or_skip()
+    inspections = [
+        Inspection.build("", [SEED_CONTEXT], "Transformers do well. " + SEED),
+        Inspection.build("", ["Angela Merkel met Barack Obama."], "Angela Merkel met Barack Obama in Berlin."),
+    ]
+    results = batch_answer_entities(recognizer, inspections)
+    assert len(results) == 2
+    for inspection, entities in zip(inspections, results):
+        assert all(inspection.answer[e.start : e.end] == e.text for e in entities)
+    assert "Dr. James Harrison" in [e.text for e in results[0]]
+    assert {"Angela Merkel", "Barack Obama"} <= {e.text for e in results[1]}
+
+
+def test_batch_entities_with_regex_is_plain_extract() -> None:
+    inspection = Inspection.build("", [SEED_CONTEXT], SEED)
+    assert batch_answer_entities(RegexRecognizer(), [inspection]) == RegexRecognizer().extract([SEED])
+
+
+@given(st.text(max_size=300))
+def test_regex_arbitrary_text_never_crashes(text: str) -> None:
+    for entity in RegexRecognizer().extract_one(text):
+        assert text[entity.start : entity.end] == entity.text
