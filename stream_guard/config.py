@@ -44,7 +44,7 @@ class DetectorConfig:
     relevance_threshold: float = 0.25
 
     # hallucination_score at or above which an answer is flagged.
-    flag_threshold: float = 0.5
+    flag_threshold: float = 0.40
 
     # Routing (seed 001): accept at or above, fallback below.
     accept_threshold: float = 0.75

@@ -22,7 +22,7 @@ from stream_guard.events import Chunk
 from stream_guard.fingerprint import fingerprint
 from stream_guard.history import Fingerprint, HistoryStore, MemoryHistory, SQLiteHistory
 from stream_guard.inspection import Inspection
-from stream_guard.ner import EntityRecognizer, make_recognizer
+from stream_guard.ner import EntityRecognizer, batch_answer_entities, make_recognizer
 from stream_guard.report import CheckResult, Finding, FindingType, HallucinationReport
 from stream_guard.scoring import (
     assess_risk,
@@ -159,7 +159,9 @@ class HallucinationDetector:
         pending = [i for i, insp in enumerate(inspections) if insp.answer_entities is None]
         if not pending:
             return list(inspections)
-        extracted = self.recognizer.extract([inspections[i].answer for i in pending])
+        # Only names absent from the context can be fabricated, so spaCy sees just the windows around
+        # capitalised words the context never uses: same flags, a fraction of the NER cost.
+        extracted = batch_answer_entities(self.recognizer, [inspections[i] for i in pending])
         out = list(inspections)
         for i, entities in zip(pending, extracted):
             insp = out[i]

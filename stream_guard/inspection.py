@@ -104,11 +104,15 @@ class Inspection:
 
     @cached_property
     def context_stems(self) -> frozenset[str]:
-        return stem_set(self.context_text)
+        # Words never span sentences, so the union of sentence stems is the context's stems, stemmed once.
+        return frozenset().union(*self.context_sentence_stems)
 
     @cached_property
     def chunk_stems(self) -> list[frozenset[str]]:
-        return [stem_set(c.text) for c in self.chunks]
+        per_chunk: list[set[str]] = [set() for _ in self.chunks]
+        for sentence, stems in zip(self.context_sentences, self.context_sentence_stems):
+            per_chunk[sentence.chunk_index] |= stems
+        return [frozenset(s) for s in per_chunk]
 
     @cached_property
     def question_stems(self) -> frozenset[str]:

@@ -4,7 +4,7 @@ Both backends implement `EntityRecognizer.extract(texts)` (batched) and both fin
 (arXiv ids, DOIs, URLs, "Author et al. (2020)") with the same regexes, because no statistical model
 tags those reliably. spaCy runs only its `ner` component: en_core_web_sm's NER has its own embedded
 tok2vec, so the shared tok2vec, tagger, parser, attribute ruler and lemmatizer are pure cost here
-(measured: ~2.5x slower per answer for the same entities).
+(measured on RAGTruth answers: about twice the cost per answer for the same entities).
 
 `batch_answer_entities` is what the detector should call: it sends to the recognizer only short windows
 around the answer's capitalised words that the context never uses (the only places a fabricated name
@@ -44,7 +44,6 @@ class EntityRecognizer(Protocol):
 
 # --- literature citations (both backends) ---------------------------------------------------------
 
-_TRAILING_PUNCT = ".,;:!?)]}'\"”’"
 _CITATION_RES: tuple[re.Pattern[str], ...] = (
     re.compile(r"\barXiv:\s?(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?", re.IGNORECASE),
     re.compile(r"\b(?:doi:\s?)?10\.\d{4,9}/[^\s\"'<>\]]+", re.IGNORECASE),
@@ -231,10 +230,18 @@ _SPACY_EXCLUDE = (
 )
 
 
-@lru_cache(maxsize=4)
+_LOAD_LOCK = threading.Lock()
+
+
 def _load_spacy(model: str) -> tuple[Any, threading.Lock]:
-    """Load once per process; the lock travels with the pipeline because every recognizer sharing it
-    must serialise on the same object."""
+    """Load once per process, even when several threads ask at once."""
+    with _LOAD_LOCK:
+        return _load_spacy_once(model)
+
+
+@lru_cache(maxsize=4)
+def _load_spacy_once(model: str) -> tuple[Any, threading.Lock]:
+    # The lock travels with the pipeline: every recognizer sharing it must serialise on the same object.
     import spacy  # deferred: importing spaCy costs about a second
 
     nlp = spacy.load(model, exclude=list(_SPACY_EXCLUDE))
@@ -309,7 +316,7 @@ def make_recognizer(backend: Literal["auto", "spacy", "regex"] = "auto", model: 
         if not SPACY_AVAILABLE:
             raise ImportError("spaCy is not installed")
         return SpacyRecognizer(model)
-    except (ImportError, OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure to load means "no spaCy here"
         if backend == "spacy":
             raise RuntimeError(f"spaCy NER unavailable ({model}): {exc}") from exc
         log.warning("spaCy NER unavailable (%s: %s); using the regex fallback", model, exc)
@@ -319,9 +326,10 @@ def make_recognizer(backend: Literal["auto", "spacy", "regex"] = "auto", model: 
 # --- context-gated batch extraction -----------------------------------------------------------------
 
 _CAP_TOKEN_RE = re.compile(r"[A-Z][\w&'’-]*")
-
-
+# Capitalised in answers for reasons other than naming something absent from the context.
+_NEVER_NAMES = frozenset("passage passages document documents source sources context chunk chunks unable".split())
 _WORD_RE = re.compile(r"[a-z0-9]+")
+_SPACE_RE = re.compile(r"\s+")
 
 
 def _novel_spans(sentence: str, context_words: frozenset[str]) -> list[tuple[int, int]]:
@@ -330,15 +338,14 @@ def _novel_spans(sentence: str, context_words: frozenset[str]) -> list[tuple[int
     spans = []
     for match in _CAP_TOKEN_RE.finditer(sentence):
         word = _POSSESSIVE_RE.sub("", match.group()).lower()
-        if word in STOP_WORDS or all(part in context_words for part in _WORD_RE.findall(word)):
+        if len(word) < 2 or word in STOP_WORDS or word in _NEVER_NAMES:
+            continue  # "°F", "Passage 2", "Unable to answer"
+        if all(part in context_words for part in _WORD_RE.findall(word)):
             continue
-        if match.start() == 0 and word in _DISCOURSE_WORDS:
-            continue
+        if match.start() == 0 and _is_common_word(word):
+            continue  # "Alternatively", "Following": capitalised only because they open the sentence
         spans.append(match.span())
     return spans
-
-
-_SPACE_RE = re.compile(r"\s+")
 
 
 def _windows(sentence: str, spans: list[tuple[int, int]], words: int) -> list[tuple[int, int]]:
@@ -372,7 +379,7 @@ def _sentence_offsets(text: str) -> list[tuple[int, str]]:
 
 
 # Words of context either side of a novel capitalised word that NER gets to see. Measured on RAGTruth
-# dev: 6 words keep the same flags as whole sentences at ~60% of the NER cost.
+# dev: 6 words keep the flags of whole sentences at about 60% of the NER cost.
 WINDOW_WORDS = 6
 
 

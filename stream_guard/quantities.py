@@ -22,7 +22,10 @@ Decisions worth knowing (each one trades recall for precision, on purpose):
 - Ranges ("5-7 days", "5 to 7 days", "between 5 and 7 days", "$10-$20") keep both bounds; a descending
   pair joined by a hyphen is a score or an identifier, not a range.
 - Approximate answers ("about 30", "nearly 1.2 million") and rounded figures get a tolerance, handled in
-  `values_agree`.
+  `values_agree`. "more than 100" / "up to 30 days" are bounds, but two bounds of the same kind compare
+  exactly ("up to 30" vs "up to 14" differ). "within" is not a bound: "within 14 days" is the window.
+- Ages ("a 26-year-old", "26 years old") are their own unit, never compared with durations.
+- Only ASCII digits are numbers; other Unicode digits ("²", "٣") are ignored.
 """
 
 from __future__ import annotations
@@ -109,6 +112,7 @@ def _units() -> dict[str, _Unit]:
     add("kwh", _Unit("kwh", 1.0))
     add("mw megawatt megawatts", _Unit("kw", 1e3))
     add("times", _Unit("times", 1.0))
+    add("bp bps", _Unit("bp", 1.0))
     return table
 
 
@@ -151,23 +155,25 @@ _LABEL_WORDS = frozenset(
     windows iphone galaxy pixel ios android python java cve rfc iso id code codes act bill proposition prop
     amendment clause schedule""".split()
 )
-_MONTHS = frozenset(
-    """january february march april may june july august september october november december jan feb mar apr
-    jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday""".split()
-)
 _MONTH_NAMES = frozenset(
     "january february march april may june july august september october november december jan feb mar apr jun "
     "jul aug sep sept oct nov dec".split()
 )
+_CALENDAR_WORDS = _MONTH_NAMES | frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 # Between a number and its unit: "14 calendar days", "5 business days", "3 more weeks".
-_UNIT_MODIFIERS = frozenset("calendar full consecutive more additional extra straight whole solid long short entire".split())
+_UNIT_MODIFIERS = frozenset(
+    "calendar full consecutive more additional extra straight whole solid long short entire".split()
+)
 _BUSINESS_MODIFIERS = frozenset("business working".split())
 # Words after which "a"/"an" + duration means one unit of time.
 _DURATION_LEADS = frozenset(
     """within for in after over under than about around nearly almost approximately roughly least most only just
     take takes took taking last lasts lasted lasting spend spends spent of to""".split()
 )
-_APPROX = ("approximately", "approx", "about", "around", "roughly", "nearly", "almost", "some", "circa", "ca", "~", "estimated", "close")  # fmt: skip
+_APPROX = (
+    "approximately", "approx", "about", "around", "roughly", "nearly", "almost", "some", "circa", "ca", "~",
+    "estimated", "close",
+)  # fmt: skip
 _LOWER_BOUND = ("over", "above", "exceeding", "least", "upwards", "excess", "more", "greater", "minimum")
 # "within" is deliberately absent: "within 14 days" and "within 30 days" state different windows.
 _UPPER_BOUND = ("under", "below", "up", "most", "less", "fewer", "maximum", "max")
@@ -186,10 +192,16 @@ _NOT_SUBJECT = (
     | frozenset("per total percentage point points half roughly exactly only just approximately old aged".split())
 )
 
-_TOKEN_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,]*\d)|\d+(?:\.\d+)?|[A-Za-z]+(?:['’][A-Za-z]+)?|[^\sA-Za-z\d]")
+# ASCII digits only (re.ASCII): other Unicode digits ("²", "٣") are not how figures are written, and float()
+# rejects some of them.
+_TOKEN_RE = re.compile(
+    r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,]*\d)|\d+(?:\.\d+)?|[A-Za-z]+(?:['’][A-Za-z]+)?|[^\sA-Za-z0-9]", re.ASCII
+)
 # Cheap gate: sentences without a digit or a number word cannot hold a quantity.
-_DIGIT_RE = re.compile(r"\d")
-_NUMBER_NEEDLES = tuple(sorted(NUMBER_WORDS | {"half", "second", "minute", "hour", "day", "week", "fortnight", "month", "year", "decade", "century"}))
+_DIGIT_RE = re.compile(r"[0-9]")
+_DURATION_WORDS = frozenset("second minute hour day week fortnight month year decade century".split())
+_NUMBER_GATE_BYTES = frozenset(w.encode() for w in NUMBER_WORDS | _DURATION_WORDS | {"half"})
+_PUNCT_TO_SPACE = bytes(32 if chr(c) in "-,.;:!?()[]{}\"'/" else c for c in range(256))
 # Applied to lower-cased text (IGNORECASE alternations are several times slower).
 _MAYBE_NUMBER_RE = re.compile(
     r"\b(?:" + "|".join(sorted(NUMBER_WORDS | {"half"}, key=len, reverse=True)) + r")\b"
@@ -264,7 +276,7 @@ def _tokens(text: str) -> list[_Tok]:
 
 
 def _is_digits(tok: _Tok) -> bool:
-    return tok.text[0].isdigit()
+    return "0" <= tok.text[0] <= "9"
 
 
 def _glued(a: _Tok, b: _Tok) -> bool:
@@ -283,7 +295,6 @@ class _Parse:
     scale: float = 1.0
     currency: str | None = None
     unit: _Unit | None = None
-    unit_name: str | None = None
     counted_from: int | None = None  # token index where a counted noun may start
 
 
@@ -314,7 +325,7 @@ def _read_words(toks: list[_Tok], i: int) -> tuple[float, int] | None:
             current += _TENS[word]
         elif word == "hundred" and seen:
             current = max(current, 1.0) * 100
-        elif word in ("thousand",) and seen:
+        elif word == "thousand" and seen:
             total += max(current, 1.0) * 1000
             current = 0.0
         elif word == "dozen":
@@ -324,12 +335,14 @@ def _read_words(toks: list[_Tok], i: int) -> tuple[float, int] | None:
         seen = True
         last = j
         # "twenty-five": a glued hyphen continues the number; "two hundred and fifty": so does "and".
-        if j + 2 < len(toks) and toks[j + 1].text == "-" and _glued(toks[j], toks[j + 1]) and toks[j + 2].low in _ONES:
-            j += 2
-            continue
-        if j + 2 < len(toks) and toks[j + 1].low == "and" and word == "hundred" and toks[j + 2].low in (_ONES.keys() | _TENS.keys()):
-            j += 2
-            continue
+        nxt, after = (toks[j + 1], toks[j + 2]) if j + 2 < len(toks) else (None, None)
+        if nxt is not None and after is not None:
+            if nxt.text == "-" and _glued(toks[j], nxt) and after.low in _ONES:
+                j += 2
+                continue
+            if nxt.low == "and" and word == "hundred" and (after.low in _ONES or after.low in _TENS):
+                j += 2
+                continue
         j += 1
     if not seen:
         return None
@@ -367,7 +380,7 @@ def _is_label_context(text: str, toks: list[_Tok], i: int) -> bool:
         if (
             prev.text[0].isupper()
             and prev.low not in STOP_WORDS
-            and prev.low not in _MONTHS
+            and prev.low not in _CALENDAR_WORDS
             and prev.low not in _CURRENCY_CODES
             and prev.low not in NUMBER_WORDS
             and len(prev.text) > 1
@@ -408,11 +421,14 @@ def _unit_follows(toks: list[_Tok], i: int) -> bool:
 
 
 def may_contain_quantity(text: str) -> bool:
-    """Cheap gate: a digit, or a number word found by a plain substring test before the (slower) regex."""
+    """Cheap gate: a digit, or a number word found by a C-level word-set test before the (slower) regex."""
     if _DIGIT_RE.search(text):
         return True
     low = text.lower()
-    return any(word in low for word in _NUMBER_NEEDLES) and _MAYBE_NUMBER_RE.search(low) is not None
+    # bytes.translate with a 256-entry table is several times faster than str.translate or a regex here.
+    if _NUMBER_GATE_BYTES.isdisjoint(low.encode("utf-8", "surrogatepass").translate(_PUNCT_TO_SPACE).split()):
+        return False
+    return _MAYBE_NUMBER_RE.search(low) is not None
 
 
 def extract_quantities(text: str) -> list[Quantity]:
@@ -429,7 +445,7 @@ def _extract_cached(text: str) -> tuple[Quantity, ...]:
     i = 0
     while i < len(toks):
         tok = toks[i]
-        if not tok.text[0].isdigit() and tok.low not in _STARTERS:
+        if not ("0" <= tok.text[0] <= "9") and tok.low not in _STARTERS:
             i += 1
             continue
         parse = _parse_at(text, toks, i)
@@ -470,9 +486,9 @@ def _parse_digits(text: str, toks: list[_Tok], i: int) -> _Parse | int | None:
         glued = _read_glued_suffix(toks, i, parse)
         if glued is not None:
             return glued
-    if parse.unit is None and parse.high is None and _is_year(tok, parse):
-        return None
     _read_tail(toks, parse)
+    if parse.unit is None and parse.scale == 1.0 and _is_year(tok, parse):
+        return None  # "in 2019", "2019 to 2021": the dates check owns years; "2000 mg" stays a quantity
     return parse
 
 
@@ -512,7 +528,7 @@ def _read_glued_suffix(toks: list[_Tok], i: int, parse: _Parse) -> _Parse | int 
     after = toks[i + 2] if i + 2 < len(toks) else None
     glued_after = after is not None and _glued(nxt, after)
     if nxt.text == "%":
-        parse.unit, parse.unit_name, parse.last = UNITS["percent"], "%", i + 1
+        parse.unit, parse.last = UNITS["percent"], i + 1
         return None
     if nxt.text in ".:" and glued_after and _is_digits(after):  # 3.5.1, 10:30
         return _skip_glued(toks, i)
@@ -538,16 +554,16 @@ def _read_glued_letters(toks: list[_Tok], i: int, parse: _Parse) -> _Parse | int
         parse.scale, parse.last = _ATTACHED_SCALES[suffix], i + 1
         _read_tail(toks, parse)
         return parse
-    if suffix in ("k",):
+    if suffix == "k":
         parse.scale, parse.last = 1e3, i + 1
         _read_tail(toks, parse)
         return parse
-    if suffix in _ATTACHED_UNITS and not toks[i + 1].text.isupper() or suffix in ("gb", "mb", "kb", "tb", "kg", "km", "mph"):
-        parse.unit, parse.unit_name, parse.last = _ATTACHED_UNITS[suffix], suffix, i + 1
+    # Lower-case single letters are units ("10h", "5g"); upper-case ones are names ("4G", "3D"), except for
+    # the multi-letter units people write in capitals ("4GB", "10KG").
+    if suffix in _ATTACHED_UNITS and (not toks[i + 1].text.isupper() or len(suffix) > 1):
+        parse.unit, parse.last = _ATTACHED_UNITS[suffix], i + 1
         _read_degree(toks, parse)
         return None
-    if suffix in _DEGREE_UNITS and toks[i + 1].text.isupper() and len(suffix) == 1:
-        return _skip_glued(toks, i)
     return _skip_glued(toks, i)  # 4G, 3D, 1040EZ: a name
 
 
@@ -555,10 +571,10 @@ def _read_compound(toks: list[_Tok], i: int, parse: _Parse) -> _Parse | int | No
     """"30-day", "5-year-old", "12-member": a number glued by a hyphen to a word."""
     word = toks[i + 2]
     if word.low in UNITS:
-        parse.unit, parse.unit_name, parse.last = UNITS[word.low], word.low, i + 2
+        parse.unit, parse.last = UNITS[word.low], i + 2
         return None
     if word.low in _BUSINESS_MODIFIERS and i + 4 < len(toks) and toks[i + 4].low in ("day", "days"):
-        parse.unit, parse.unit_name, parse.last = _Unit("business_day", 1.0), "business day", i + 4
+        parse.unit, parse.last = _Unit("business_day", 1.0), i + 4
         return None
     if len(word.text) == 1 or word.text.isupper():
         return _skip_glued(toks, i)  # 10-K, 3-D
@@ -631,11 +647,11 @@ def _parse_article(toks: list[_Tok], i: int) -> _Parse | None:
         parse = _Parse(first=i, last=i + 1, value=12, decimals=0)
         _read_tail(toks, parse)
         return parse if parse.unit or parse.counted_from is not None else None
-    if nxt not in DURATION_UNITS or nxt.endswith("s") and nxt not in ("hrs", "mos", "wks", "yrs", "secs", "mins"):
-        return None
+    if nxt not in DURATION_UNITS or (nxt.endswith("s") and nxt not in ("hrs", "mos", "wks", "yrs", "secs", "mins")):
+        return None  # "a days" is not English; "a mins" style abbreviations are
     if _prev_word(toks, i) not in _DURATION_LEADS:
         return None  # "$10 a month" is a billing cycle; "a day of rest" is not a measured duration
-    parse = _Parse(first=i, last=i + 1, value=1.0, decimals=0, unit=UNITS[nxt], unit_name=nxt)
+    parse = _Parse(first=i, last=i + 1, value=1.0, decimals=0, unit=UNITS[nxt])
     _read_and_a_half(toks, parse)
     return parse
 
@@ -644,7 +660,7 @@ def _parse_half(toks: list[_Tok], i: int) -> _Parse | None:
     """"half an hour", "half a day"."""
     if i + 2 < len(toks) and toks[i + 1].low in ("a", "an") and toks[i + 2].low in DURATION_UNITS:
         name = toks[i + 2].low
-        return _Parse(first=i, last=i + 2, value=0.5, decimals=1, unit=UNITS[name], unit_name=name)
+        return _Parse(first=i, last=i + 2, value=0.5, decimals=1, unit=UNITS[name])
     return None
 
 
@@ -711,9 +727,10 @@ def _read_range(toks: list[_Tok], parse: _Parse) -> None:
     if k >= len(toks):
         return
     if _is_digits(toks[k]):
-        if k + 1 < len(toks) and _glued(toks[k], toks[k + 1]) and toks[k + 1].text in ".:/-" :
-            if not (k + 2 < len(toks) and toks[k + 1].text == "." and not _is_digits(toks[k + 2])):
-                return
+        glued_tail = k + 1 < len(toks) and _glued(toks[k], toks[k + 1]) and toks[k + 1].text in ".:/-"
+        sentence_end = glued_tail and toks[k + 1].text == "." and not (k + 2 < len(toks) and _is_digits(toks[k + 2]))
+        if glued_tail and not sentence_end:
+            return  # "5 to 7:30", "5 to 7/8": a time or a fraction, not a range bound
         high, decimals = _read_digits(toks[k])
         last = k
     else:
@@ -722,8 +739,12 @@ def _read_range(toks: list[_Tok], parse: _Parse) -> None:
             return
         high, last = read
         decimals = 0
-    if k < len(toks) and last + 1 < len(toks) and toks[last + 1].low in _SCALES and (len(toks[last + 1].low) > 2 or parse.currency):
-        high *= _SCALES[toks[last + 1].low] / parse.scale
+    scale_word = toks[last + 1].low if last + 1 < len(toks) else ""
+    if scale_word in _SCALES and (len(scale_word) > 2 or parse.currency):
+        if parse.scale == 1.0:
+            parse.scale = _SCALES[scale_word]  # "1 to 2 million": the scale applies to both bounds
+        else:
+            high *= _SCALES[scale_word] / parse.scale  # "$500 thousand to $2 million"
         last += 1
     if high <= parse.value:
         return
@@ -743,7 +764,7 @@ def _read_unit(toks: list[_Tok], parse: _Parse) -> None:
             return
     word = toks[j]
     if word.text == "%":
-        parse.unit, parse.unit_name, parse.last = UNITS["percent"], "%", j
+        parse.unit, parse.last = UNITS["percent"], j
         return
     if word.text == "°":
         parse.last = j
@@ -754,12 +775,14 @@ def _read_unit(toks: list[_Tok], parse: _Parse) -> None:
             parse.unit = _Unit("degree", 1.0)
         return
     low = word.low
-    if low in ("per", "percentage") and j + 1 < len(toks):
+    if low in ("per", "percentage", "basis") and j + 1 < len(toks):
         nxt = toks[j + 1].low
         if low == "per" and nxt == "cent":
-            parse.unit, parse.unit_name, parse.last = UNITS["percent"], "per cent", j + 1
+            parse.unit, parse.last = UNITS["percent"], j + 1
         elif low == "percentage" and nxt in ("point", "points"):
-            parse.unit, parse.unit_name, parse.last = _Unit("percentage_point", 1.0), "percentage points", j + 1
+            parse.unit, parse.last = _Unit("percentage_point", 1.0), j + 1
+        elif low == "basis" and nxt in ("point", "points"):
+            parse.unit, parse.last = UNITS["bps"], j + 1
         return
     if low in ("degree", "degrees"):
         parse.unit, parse.last = _Unit("degree", 1.0), j
@@ -776,7 +799,7 @@ def _read_unit(toks: list[_Tok], parse: _Parse) -> None:
             if low in ("pound", "pounds"):
                 parse.last = j
             return
-        parse.unit, parse.unit_name, parse.last = unit, low, j
+        parse.unit, parse.last = unit, j
         _read_and_a_half(toks, parse)
 
 
@@ -870,7 +893,7 @@ def _subject_stem(tok: _Tok) -> str | None:
     low = tok.low.replace("’", "'")
     if not tok.text[0].isalpha() or low in STOP_WORDS or low in NEGATORS or low in _NOT_SUBJECT or len(low) < 2:
         return None
-    if low in _MONTHS:
+    if low in _CALENDAR_WORDS:
         return None
     return stem(low)
 

@@ -17,9 +17,20 @@ from stream_guard.config import DetectorConfig
 from stream_guard.report import CheckResult, FindingType, Risk
 
 
+# Soft grounding features, in the order the logistic weights below apply to them.
+GROUNDING_FEATURES = (
+    "ungrounded_fraction",  # 1 - faithfulness score
+    "novel_fraction",  # share of the answer's content stems absent from the context
+    "weakest_claim",  # 1 - coverage of the worst claim by its best single context sentence
+    "novel_count",  # log(1 + novel content stems): long fabrications add up
+    "unsupported_numbers",  # figures absent from the context, capped at 4
+)
+
+
 @dataclass(frozen=True)
 class SignalWeights:
-    """Probability that each signal alone indicates a hallucination (see module docstring)."""
+    """Probability that each hard signal alone indicates a hallucination, and the logistic weights of
+    the soft grounding evidence (fitted by bench/calibrate_scoring.py; see the README for figures)."""
 
     contradiction: float = 0.92
     fabricated_entity: float = 0.80
@@ -27,13 +38,13 @@ class SignalWeights:
     wrong_chunk_citation: float = 0.60
     confident_but_unfaithful: float = 0.70
     drift: float = 0.55
-    irrelevant_context: float = 0.45
-    # Soft grounding evidence: a logistic curve over the grounding features.
-    grounding_bias: float = -2.2
-    grounding_ungrounded_fraction: float = 2.4
-    grounding_novel_fraction: float = 3.0
-    grounding_weakest_claim: float = 2.0
-    unsupported_number: float = 0.35
+    irrelevant_context: float = 0.35
+    grounding_bias: float = -3.76
+    grounding_ungrounded_fraction: float = 1.63
+    grounding_novel_fraction: float = 0.78
+    grounding_weakest_claim: float = 1.55
+    grounding_novel_count: float = 0.87
+    grounding_unsupported_numbers: float = 0.38
 
 
 DEFAULT_WEIGHTS = SignalWeights()
@@ -53,28 +64,30 @@ def _detail(result: CheckResult | None, key: str, default: float = 0.0) -> float
         return default
 
 
-def grounding_probability(checks: Mapping[str, CheckResult], weights: SignalWeights = DEFAULT_WEIGHTS) -> float:
-    """Soft evidence from how much of the answer the context supports, in [0, 1)."""
+def grounding_features(checks: Mapping[str, CheckResult]) -> list[float]:
+    """The GROUNDING_FEATURES of one report; all zero when the answer makes no claims."""
     faith = checks.get("faithfulness")
-    if faith is None:
-        return 0.0
-    claims = _detail(faith, "claims", 0.0)
-    if claims <= 0:
-        return 0.0
-    ungrounded = 1.0 - faith.score
-    novel = _detail(faith, "novel_fraction", 0.0)
-    weakest = 1.0 - _detail(faith, "min_best_sentence_overlap", _detail(faith, "min_overlap", 1.0))
+    if faith is None or _detail(faith, "claims") <= 0:
+        return [0.0] * len(GROUNDING_FEATURES)
     contradiction = checks.get("contradiction")
-    unsupported_numbers = 0.0
-    if contradiction is not None:
-        raw = contradiction.details.get("unsupported_numbers", ())
-        unsupported_numbers = float(len(raw)) if isinstance(raw, (list, tuple)) else float(raw or 0)
-    x = (
-        weights.grounding_bias
-        + weights.grounding_ungrounded_fraction * ungrounded
-        + weights.grounding_novel_fraction * novel
-        + weights.grounding_weakest_claim * weakest
-        + weights.unsupported_number * min(unsupported_numbers, 4.0)
+    unsupported = contradiction.details.get("unsupported_numbers", ()) if contradiction is not None else ()
+    unsupported_count = len(unsupported) if isinstance(unsupported, (list, tuple)) else float(unsupported or 0)
+    return [
+        1.0 - faith.score,
+        _detail(faith, "novel_fraction"),
+        1.0 - _detail(faith, "min_best_sentence_overlap", _detail(faith, "min_overlap", 1.0)),
+        math.log1p(_detail(faith, "novel_stems")),
+        min(float(unsupported_count), 4.0),
+    ]
+
+
+def grounding_probability(checks: Mapping[str, CheckResult], weights: SignalWeights = DEFAULT_WEIGHTS) -> float:
+    """Soft evidence from how much of the answer the context supports, in (0, 1)."""
+    features = grounding_features(checks)
+    if not any(features):
+        return 0.0
+    x = weights.grounding_bias + sum(
+        getattr(weights, f"grounding_{name}") * value for name, value in zip(GROUNDING_FEATURES, features)
     )
     return _sigmoid(x)
 
@@ -104,7 +117,10 @@ def signal_probabilities(
     if drift is not None and drift.flagged:
         signals["drift"] = weights.drift
     relevance = checks.get("relevance")
-    if relevance is not None and relevance.flagged:
+    makes_claims = _detail(checks.get("faithfulness"), "claims") > 0
+    # Irrelevant context only matters for an answer that asserts something (seed 002): a refusal over
+    # off-topic chunks is the right behaviour, not a hallucination.
+    if relevance is not None and relevance.flagged and makes_claims:
         signals["irrelevant_context"] = weights.irrelevant_context
     grounding = grounding_probability(checks, weights)
     if grounding > 0:

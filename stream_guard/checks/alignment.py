@@ -15,8 +15,8 @@ from functools import cached_property, lru_cache
 from typing import Iterable, Sequence
 
 from stream_guard.inspection import ContextSentence, Inspection
-from stream_guard.quantities import Quantity, extract_quantities, may_contain_quantity
-from stream_guard.text import NEGATORS, STOP_WORDS, content_words, stem
+from stream_guard.quantities import Quantity, extract_quantities
+from stream_guard.text import NEGATORS, STOP_WORDS, stem, stem_set
 
 # Words that carry no subject of their own in policy or factual prose: "at any time", "definitely",
 # "currently". Counting them as shared content would pair unrelated sentences.
@@ -32,25 +32,38 @@ FILLER_STEMS = frozenset(
 @lru_cache(maxsize=65536)
 def align_stems(text: str) -> frozenset[str]:
     """Content stems used for alignment: no digits (numbers are what the checks compare) and no fillers."""
-    return frozenset(s for s in (stem(w) for w in content_words(text) if not w[0].isdigit()) if s not in FILLER_STEMS)
+    return _for_alignment(stem_set(text))
+
+
+def _for_alignment(stems: frozenset[str]) -> frozenset[str]:
+    return frozenset(s for s in stems if not s[0].isdigit() and s not in FILLER_STEMS)
 
 
 class ContextIndex:
-    """Content stems of every context sentence and the inverted index over them."""
+    """Content stems of every context sentence and an inverted index over the stems the answer uses.
+
+    Only stems that occur in the answer are ever looked up, so only those get postings: building the index
+    costs one set intersection per context sentence instead of a dictionary insert per stem.
+    """
 
     __slots__ = ("sentences", "stems", "_postings")
 
-    def __init__(self, sentences: Sequence[ContextSentence]) -> None:
+    def __init__(
+        self, sentences: Sequence[ContextSentence], sentence_stems: Sequence[frozenset[str]], wanted: frozenset[str]
+    ) -> None:
         self.sentences = sentences
-        self.stems: list[frozenset[str]] = [align_stems(s.text) for s in sentences]
+        # The inspection's shared per-sentence stems (stemmed once for every check). Digits and fillers are
+        # left in: they never meet an answer's alignment stems, which exclude them.
+        self.stems: Sequence[frozenset[str]] = sentence_stems
         postings: dict[str, list[int]] = {}
-        for i, stems in enumerate(self.stems):
-            for s in stems:
+        for i, stems in enumerate(sentence_stems):
+            for s in stems & wanted:
                 postings.setdefault(s, []).append(i)
         self._postings = postings
 
     def shared_counts(self, stems: frozenset[str]) -> dict[int, int]:
-        """Context sentence id -> number of `stems` it shares (only sentences sharing at least one)."""
+        """Context sentence id -> number of `stems` it shares (only sentences sharing at least one).
+        `stems` must come from the answer (the index holds postings for those only)."""
         counts: dict[int, int] = {}
         for s in stems:
             for i in self._postings.get(s, ()):
@@ -58,6 +71,7 @@ class ContextIndex:
         return counts
 
     def containing(self, stem_: str) -> Sequence[int]:
+        """Context sentences containing `stem_`, an answer stem."""
         return self._postings.get(stem_, ())
 
 
@@ -76,7 +90,8 @@ class ContradictionView:
 
     @cached_property
     def context(self) -> ContextIndex:
-        return ContextIndex(self.inspection.context_sentences)
+        wanted = frozenset().union(*(a.stems for a in self.answer))
+        return ContextIndex(self.inspection.context_sentences, self.inspection.context_sentence_stems, wanted)
 
     @cached_property
     def answer(self) -> list[AnswerSentence]:
@@ -94,25 +109,19 @@ class ContradictionView:
 
     @cached_property
     def context_quantities(self) -> list[list[Quantity]]:
-        return [
-            extract_quantities(s.text) if may_contain_quantity(s.text) else []
-            for s in self.inspection.context_sentences
-        ]
+        return [extract_quantities(s.text) for s in self.inspection.context_sentences]
 
     def sentence(self, context_id: int) -> ContextSentence:
         return self.inspection.context_sentences[context_id]
-
-
-def sentence_aligned(shared: int, answer_stems: int, minimum: int = 2, ratio: float = 0.5) -> bool:
-    """Enough shared content that two sentences talk about the same thing."""
-    return shared >= minimum and shared >= ratio * answer_stems
 
 
 _WORD_OR_BREAK_RE = re.compile(r"[A-Za-z][A-Za-z'’]*|[,;:()\[\]{}|\"“”—–.!?]")
 _CLAUSE_WORDS = frozenset("and but or while whereas although though however nor".split())
 
 
-def clause_stems(text: str, start: int, end: int, left: int = 6, right: int = 4, skip: frozenset[str] = frozenset()) -> frozenset[str]:
+def clause_stems(
+    text: str, start: int, end: int, left: int = 6, right: int = 4, skip: frozenset[str] = frozenset()
+) -> frozenset[str]:
     """Content stems within `left` words before `start` and `right` words after `end`, not crossing a clause
     break (punctuation or a coordinating conjunction). Used as the subject of a value found at start:end."""
     out: set[str] = set()
@@ -135,3 +144,18 @@ def _take(tokens: Iterable[str], limit: int, skip: frozenset[str]) -> list[str]:
         if len(taken) >= limit:
             break
     return taken
+
+
+def surface_words(text: str, stems: frozenset[str], limit: int = 4) -> str:
+    """The words of `text` whose stems are in `stems`, as written and in order: readable evidence."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for m in _WORD_OR_BREAK_RE.finditer(text):
+        word = m.group()
+        low = word.lower().replace("’", "'")
+        if word[0].isalpha() and low not in seen and stem(low) in stems:
+            seen.add(low)
+            out.append(word)
+            if len(out) >= limit:
+                break
+    return ", ".join(out)

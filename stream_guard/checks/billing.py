@@ -24,15 +24,23 @@ from stream_guard.text import stem
 CYCLES = ("weekly", "monthly", "quarterly", "annual")
 _ADVERB = {"weekly": "weekly", "monthly": "monthly", "quarterly": "quarterly", "annual": "annually"}
 
-_MONEY = r"(?:[$€£¥₹]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion))?|\d[\d,]*(?:\.\d+)?\s?(?:dollars|euros|usd|eur|gbp))"
+_MONEY = (
+    r"(?:[$€£¥₹]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion))?"
+    r"|\d[\d,]*(?:\.\d+)?\s?(?:dollars|euros|usd|eur|gbp))"
+)
 _CYCLE_PATTERNS: dict[str, str] = {
     "weekly": r"\bweekly\b|\b(?:per|every|each|a)\s+week\b|/\s?(?:wk|week)\b",
-    "monthly": r"\bmonthly\b|\b(?:per|every|each|a)\s+month\b|\bmonth[-\s]to[-\s]month\b|/\s?(?:mo|mth|month)\b|\bmo\.\s",
+    "monthly": (
+        r"\bmonthly\b|\b(?:per|every|each|a)\s+month\b|\bmonth[-\s]to[-\s]month\b|/\s?(?:mo|mth|month)\b|\bmo\.\s"
+    ),
     "quarterly": r"\bquarterly\b|\b(?:per|every|each|a)\s+quarter\b|\bevery\s+(?:three|3)\s+months\b",
-    "annual": r"\bannual(?:ly)?\b|\byearly\b|\b(?:per|every|each|a)\s+(?:year|annum)\b|/\s?(?:yr|year)\b|\bper\s+yr\b|\bp\.a\.",
+    "annual": (
+        r"\bannual(?:ly)?\b|\byearly\b|\b(?:per|every|each|a)\s+(?:year|annum)\b|/\s?(?:yr|year)\b"
+        r"|\bper\s+yr\b|\bp\.a\."
+    ),
 }
 _CYCLE_RE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _CYCLE_PATTERNS.items()), re.IGNORECASE)
-_MONEY_RE = re.compile(_MONEY, re.IGNORECASE)
+_MONEY_RE = re.compile(_MONEY, re.IGNORECASE | re.ASCII)
 _CYCLE_NEEDLES = ("week", "month", "quarter", "annu", "year", "/mo", "/yr", "/wk", "p.a.")
 _BILLING_WORD_RE = re.compile(
     r"\b(?:bill(?:ed|ing|s)?|charg(?:e|ed|es|ing)|subscri(?:be|bed|ption|ptions)|plans?|fees?|pric(?:e|ed|es|ing)|"

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from stream_guard.checks.alignment import ContradictionView, clause_stems
+from stream_guard.checks.alignment import ContradictionView, clause_stems, surface_words
 from stream_guard.inspection import Inspection
 from stream_guard.quantities import UNITS
 from stream_guard.report import Finding, FindingType
@@ -38,15 +38,18 @@ _DATE_RE = re.compile(
     + "|".join(
         [
             r"(?<![\d-])" + _YEAR.format(g="iy") + r"-(?P<im>0?[1-9]|1[0-2])-(?P<id>[12]\d|3[01]|0?[1-9])(?![\d-])",
-            r"\b" + _MONTH.format(g="m1") + r"\s+" + _DAY.format(g="d1") + r"(?![\d:])(?:,?\s+" + _YEAR.format(g="y1") + r")?\b",
-            r"\b" + _DAY.format(g="d2") + r"\s+(?:of\s+)?" + _MONTH.format(g="m2") + r"(?:,?\s+" + _YEAR.format(g="y2") + r")?\b",
+            r"\b" + _MONTH.format(g="m1") + r"\s+" + _DAY.format(g="d1")
+            + r"(?![\d:])(?:,?\s+" + _YEAR.format(g="y1") + r")?\b",
+            r"\b" + _DAY.format(g="d2") + r"\s+(?:of\s+)?" + _MONTH.format(g="m2")
+            + r"(?:,?\s+" + _YEAR.format(g="y2") + r")?\b",
             r"\b" + _MONTH.format(g="m3") + r",?\s+(?:of\s+)?" + _YEAR.format(g="y3") + r"\b",
             r"(?<![\d/])(?P<sa>[01]?\d)/(?P<sb>[0-3]?\d)/(?P<sy>(?:19|20)\d\d|\d\d)(?![\d/])",
             r"(?<![\w$€£¥.,/#])(?:(?<=mid-)|(?<=pre-)|(?<=post-)|(?<![A-Za-z]-))" + _YEAR.format(g="y4")
             + r"(?![\w%]|[.,]\d|\s*(?:-|–)\s*\d\d\b(?!\d))",
         ]
     )
-    + ")"
+    + ")",
+    re.ASCII,
 )
 _UNIT_AFTER_RE = re.compile(r"\s*([A-Za-z]+)")
 
@@ -176,14 +179,19 @@ def analyze_dates(view: ContradictionView) -> list[Finding]:
             if any(dates_agree(d, p.date) for p in pool):
                 continue
             others = dates[:k] + dates[k + 1 :]
-            rivals = [p for p in pool if dates_agree(d, p.date) is False and not any(dates_agree(o, p.date) for o in others)]
+            # A context date another date of this sentence restates is accounted for, not a rival.
+            rivals = [
+                p for p in pool if dates_agree(d, p.date) is False and not any(dates_agree(o, p.date) for o in others)
+            ]
             rival = _best_rival(d, rivals, overlaps, len(sentence.stems))
             if rival is not None:
                 findings.append(_finding(view, sentence.text, d, rival))
     return findings
 
 
-_HAS_YEAR_OR_MONTH = re.compile(r"\d|January|February|March|April|May|June|July|August|September|October|November|December")
+_HAS_YEAR_OR_MONTH = re.compile(
+    r"\d|January|February|March|April|May|June|July|August|September|October|November|December"
+)
 
 
 def _best_rival(d: DateMention, rivals: list[_Placed], overlaps: dict[int, int], answer_stems: int) -> _Placed | None:
@@ -217,7 +225,7 @@ def _source_literal(answer: DateMention, source: DateMention) -> str:
 
 def _finding(view: ContradictionView, statement: str, d: DateMention, rival: _Placed) -> Finding:
     source = view.sentence(rival.sentence)
-    subject = ", ".join(sorted(d.subject & rival.date.subject)[:4]) or "the same event"
+    subject = surface_words(statement, d.subject & rival.date.subject) or "the same event"
     source_value = _source_literal(d, rival.date)
     return Finding(
         type=FindingType.CONTRADICTION,

@@ -1,10 +1,12 @@
-"""Negation flips: the answer asserts what the context denies, or denies what it asserts.
+"""Negation flips: the answer asserts what the context denies, denies what it asserts, or asserts the opposite.
 
 Matching is on stems, so "cannot be cancelled" and "you can cancel" meet on "cancel" (the seed library
 compared surface patterns and missed exactly that pair). Each answer sentence is compared only with the
 context sentences that restate it best (shared content stems, through the inverted index), and a flip is
 reported when a shared predicate -- the first content word a negator governs ("does not *support*",
-"cannot be *cancelled*") -- is negated on one side and plainly asserted on the other.
+"cannot be *cancelled*") -- is negated on one side and plainly asserted on the other. Opposite predicates
+from a short fixed list ("rose"/"fell", "increase"/"decrease", "guilty"/"innocent") count the same way when
+they share an argument ("sales *rose*" vs "sales *fell*") and the source never uses the answer's word there.
 
 What is deliberately not a flip:
 - double negation ("not impossible", two negators in one clause) and partial or idiomatic negation ("no
@@ -34,7 +36,9 @@ from stream_guard.text import NEGATORS, STOP_WORDS, stem
 
 _TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[.,;:()\[\]{}—–?!\"“”]")
 _NEGATOR_RE = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without)\b|n['’]t\b")
-_CLAUSE_BREAKS = frozenset(".,;:()[]{}—–?!\"“”") | frozenset("and but while whereas although though however because".split())
+_CLAUSE_BREAKS = frozenset(".,;:()[]{}—–?!\"“”") | frozenset(
+    "and but while whereas although though however because".split()
+)
 _SUBORDINATORS = frozenset("until unless if once when whenever whether before after provided".split())
 _CONDITIONS = _SUBORDINATORS | frozenset("within except only during since".split())
 _PREDICATE_NEGATORS = frozenset("not never cannot".split())
@@ -45,7 +49,9 @@ _PARTIAL_AFTER = frozenset(
 )
 _POSSESSION = frozenset("have has had having own owns owned".split())
 # Skipped between a negator and the word it governs: "cannot *be* cancelled", "does not *yet* support".
-_SKIP = STOP_WORDS | _POSSESSION | frozenset("longer ever even yet really actually currently generally usually fully get got".split())
+_SKIP = STOP_WORDS | _POSSESSION | frozenset(
+    "longer ever even yet really actually currently generally usually fully get got".split()
+)
 _NEGATIVE_WORDS = frozenset(
     """fail fails failed failing refuse refuses refused unable lack lacks lacked lacking prohibit prohibits
     prohibited forbid forbids forbidden deny denies denied impossible prevent prevents prevented ban bans banned
@@ -57,6 +63,23 @@ _MODALS = frozenset(
 )
 _Token = tuple[str, int, int]  # lower-case text, start, end
 
+# Opposite predicates: stating one where the source states the other is the same flip as a negation.
+_ANTONYM_PAIRS = (
+    ("increase", "decrease"), ("increase", "decline"), ("increase", "drop"), ("increase", "fall"),
+    ("increase", "reduce"), ("rise", "fall"), ("rise", "decline"), ("rise", "drop"), ("rose", "fell"),
+    ("grow", "shrink"), ("gain", "loss"), ("higher", "lower"), ("profit", "loss"), ("surplus", "deficit"),
+    ("accept", "reject"), ("approve", "reject"), ("allow", "prohibit"), ("allow", "forbid"),
+    ("include", "exclude"), ("win", "lose"), ("won", "lost"), ("success", "failure"), ("succeed", "fail"),
+    ("improve", "worsen"), ("expand", "contract"), ("strengthen", "weaken"), ("stronger", "weaker"),
+    ("positive", "negative"), ("earlier", "later"), ("larger", "smaller"), ("maximum", "minimum"),
+    ("best", "worst"), ("legal", "illegal"), ("open", "close"), ("opened", "closed"), ("hire", "fire"),
+    ("buy", "sell"), ("bought", "sold"), ("guilty", "innocent"), ("easy", "difficult"), ("cheap", "expensive"),
+)  # fmt: skip
+_ANTONYMS: dict[str, frozenset[str]] = {}
+for _a, _b in _ANTONYM_PAIRS:
+    for _x, _y in ((stem(_a), stem(_b)), (stem(_b), stem(_a))):
+        _ANTONYMS[_x] = _ANTONYMS.get(_x, frozenset()) | {_y}
+
 
 @dataclass(frozen=True)
 class Mention:
@@ -66,6 +89,7 @@ class Mention:
     span: tuple[int, int]
     before: frozenset[str]
     possessed: bool
+    after: frozenset[str] = frozenset()  # the next few content stems of the clause (the predicate's object)
 
 
 @dataclass(frozen=True)
@@ -85,7 +109,9 @@ def has_negator(text: str) -> bool:
 
 @lru_cache(maxsize=16384)
 def polarity(text: str) -> Polarity:
-    tokens: list[_Token] = [(m.group().lower().replace("’", "'"), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
+    tokens: list[_Token] = [
+        (m.group().lower().replace("’", "'"), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)
+    ]
     stems: list[str | None] = [stem(t[0]) if _is_content(t[0]) else None for t in tokens]
     negated: dict[str, Mention] = {}
     positive: dict[str, Mention] = {}
@@ -182,18 +208,17 @@ def _governed(tokens: list[_Token], stems: list[str | None], k: int, hi: int) ->
 def _collect_positive(
     tokens: list[_Token], stems: list[str | None], lo: int, hi: int, positive: dict[str, Mention]
 ) -> None:
-    seen: list[str] = []
-    for k in range(lo, hi):
-        s = stems[k]
-        if s is None:
+    clause = [(k, s) for k in range(lo, hi) if (s := stems[k]) is not None]
+    for n, (k, s) in enumerate(clause):
+        if s in positive:
             continue
-        if s not in positive:
-            owner = next((j for j in range(k - 1, max(lo, k - 4) - 1, -1) if tokens[j][0] in _POSSESSION), None)
-            # "has a dark mode": the patchable phrase starts at the possession verb, so it swaps cleanly
-            # with "does not have a dark".
-            start = _phrase_start(tokens, owner if owner is not None else k)
-            positive[s] = Mention((start, tokens[k][2]), frozenset(seen), owner is not None)
-        seen.append(s)
+        owner = next((j for j in range(k - 1, max(lo, k - 4) - 1, -1) if tokens[j][0] in _POSSESSION), None)
+        # "has a dark mode": the patchable phrase starts at the possession verb, so it swaps cleanly
+        # with "does not have a dark".
+        start = _phrase_start(tokens, owner if owner is not None else k)
+        before = frozenset(x for _, x in clause[:n])
+        after = frozenset(x for _, x in clause[n + 1 : n + 4])
+        positive[s] = Mention((start, tokens[k][2]), before, owner is not None, after)
 
 
 def _phrase_start(tokens: list[_Token], k: int) -> int:
@@ -225,15 +250,19 @@ def analyze_negation(view: ContradictionView) -> list[Finding]:
         )
         answer_negates = has_negator(answer.text)
         denying = [c for c in candidates if has_negator(view.sentence(c).text)]
-        if not denying and not answer_negates:
-            continue  # no negation on either side of any aligned pair: nothing can flip
+        if not denying and not answer_negates and _ANTONYMS.keys().isdisjoint(answer.stems):
+            continue  # no negation and no opposable word on either side of any aligned pair: nothing can flip
         mine = polarity(answer.text)
         if mine.question:
             continue
         pair = _Pairing(view, answer.stems, mine, overlaps)
-        found = pair.context_denies(denying) or (pair.context_asserts(candidates) if answer_negates else None)
+        found = (
+            pair.context_denies(denying)
+            or (pair.context_asserts(candidates) if answer_negates else None)
+            or pair.context_opposes(candidates)
+        )
         if found is not None:
-            findings.append(_finding(view, answer.text, *found))
+            findings.append(_finding(view, answer.text, found))
     return findings
 
 
@@ -246,8 +275,11 @@ def _aligned(shared: int, answer_stems: int) -> bool:
 
 def _same_predicate(answer_side: Mention, context_side: Mention, negated: Mention, positive: Mention) -> bool:
     """Both sentences say the predicate of the same thing in the same way (possession included)."""
-    if negated.possessed != positive.possessed:
-        return False
+    return negated.possessed == positive.possessed and _about_same(answer_side, context_side)
+
+
+def _about_same(answer_side: Mention, context_side: Mention) -> bool:
+    """The answer clause's subject words (before the predicate) are mostly in the context clause's."""
     about = answer_side.before - FILLER_STEMS
     return not about or len(about & context_side.before) >= 0.5 * len(about)
 
@@ -256,7 +288,13 @@ def _conditions_clash(a: Polarity, b: Polarity) -> bool:
     return bool(a.conditions and b.conditions and a.conditions != b.conditions)
 
 
-_Found = tuple[str, Mention, int, Mention, bool]  # head, answer mention, context id, source mention, answer negated
+@dataclass(frozen=True)
+class _Flip:
+    head: str
+    answer: Mention
+    context_id: int
+    source: Mention
+    relation: str  # "source_denies" | "source_affirms" | "source_opposes"
 
 
 @dataclass(frozen=True)
@@ -266,7 +304,7 @@ class _Pairing:
     mine: Polarity
     overlaps: dict[int, int]
 
-    def context_denies(self, denying: list[int]) -> _Found | None:
+    def context_denies(self, denying: list[int]) -> _Flip | None:
         """The answer asserts a predicate that a best-aligned context sentence negates."""
         if self.mine.negative_wording or not self.mine.positive:
             return None
@@ -276,11 +314,11 @@ class _Pairing:
                 continue
             for head in sorted(self.mine.positive.keys() & theirs.negated.keys() & self.stems):
                 mine, source = self.mine.positive[head], theirs.negated[head]
-                if _same_predicate(mine, source, source, mine) and not self._stated_elsewhere(head, c, negated=False):
-                    return head, mine, c, source, False
+                if _same_predicate(mine, source, source, mine) and not self._stated_elsewhere(head, c, mine, False):
+                    return _Flip(head, mine, c, source, "source_denies")
         return None
 
-    def context_asserts(self, candidates: list[int]) -> _Found | None:
+    def context_asserts(self, candidates: list[int]) -> _Flip | None:
         """The answer negates a predicate that a best-aligned context sentence asserts."""
         heads = self.mine.negated.keys() & self.stems
         if not heads:
@@ -291,39 +329,59 @@ class _Pairing:
                 continue
             for head in sorted(heads & theirs.positive.keys()):
                 mine, source = self.mine.negated[head], theirs.positive[head]
-                if _same_predicate(mine, source, mine, source) and not self._stated_elsewhere(head, c, negated=True):
-                    return head, mine, c, source, True
+                if _same_predicate(mine, source, mine, source) and not self._stated_elsewhere(head, c, mine, True):
+                    return _Flip(head, mine, c, source, "source_affirms")
         return None
 
-    def _stated_elsewhere(self, head: str, chosen: int, negated: bool) -> bool:
-        """Whether another context sentence, aligned about as well, gives `head` the answer's polarity."""
+    def context_opposes(self, candidates: list[int]) -> _Flip | None:
+        """The answer asserts a predicate whose opposite a best-aligned context sentence asserts, and the
+        context never asserts the answer's own word there ("sales rose" vs "sales fell")."""
+        heads = self.mine.positive.keys() & _ANTONYMS.keys()
+        if not heads or self.mine.negative_wording:
+            return None
+        for c in candidates:
+            theirs = polarity(self.view.sentence(c).text)
+            if theirs.question or theirs.negative_wording or _conditions_clash(self.mine, theirs):
+                continue
+            context_stems = self.view.context.stems[c]
+            for head in sorted(heads):
+                if head in context_stems:
+                    continue
+                for opposite in sorted(_ANTONYMS[head] & theirs.positive.keys()):
+                    mine, source = self.mine.positive[head], theirs.positive[opposite]
+                    # Opposite verbs flip a claim only about the same thing: "sales rose" vs "sales fell",
+                    # never "reducing net debt" vs "the increase in our dividend".
+                    same_argument = (mine.after & source.after) or ((mine.before - FILLER_STEMS) & source.before)
+                    if same_argument and _same_predicate(mine, source, mine, source):
+                        if not self._stated_elsewhere(head, c, mine, negated=False):
+                            return _Flip(head, mine, c, source, "source_opposes")
+        return None
+
+    def _stated_elsewhere(self, head: str, chosen: int, mine: Mention, negated: bool) -> bool:
+        """Whether another context sentence, aligned about as well, says what the answer says: `head` with
+        the answer's polarity, about the same thing."""
         floor = self.overlaps.get(chosen, 0) - 1
         for j in self.view.context.containing(head):
             if j == chosen or self.overlaps.get(j, 0) < floor:
                 continue
             theirs = polarity(self.view.sentence(j).text)
-            if head in (theirs.negated if negated else theirs.positive):
+            other = (theirs.negated if negated else theirs.positive).get(head)
+            if other is not None and _about_same(mine, other):
                 return True
         return False
 
 
-def _finding(
-    view: ContradictionView,
-    statement: str,
-    head: str,
-    answer_mention: Mention,
-    context_id: int,
-    source_mention: Mention,
-    answer_negated: bool,
-) -> Finding:
-    source = view.sentence(context_id)
-    answer_value = statement[answer_mention.span[0] : answer_mention.span[1]]
-    source_value = source.text[source_mention.span[0] : source_mention.span[1]]
-    if answer_negated:
+def _finding(view: ContradictionView, statement: str, flip: _Flip) -> Finding:
+    source = view.sentence(flip.context_id)
+    answer_value = statement[flip.answer.span[0] : flip.answer.span[1]]
+    source_value = source.text[flip.source.span[0] : flip.source.span[1]]
+    if flip.relation == "source_affirms":
         evidence = f"the answer denies it ('{answer_value}') but the source affirms it ('{source_value}')"
-    else:
+    elif flip.relation == "source_denies":
         evidence = f"the answer affirms it ('{answer_value}') but the source denies it ('{source_value}')"
-    word = answer_value.split()[-1] if answer_value.split() else head
+    else:
+        evidence = f"the answer says '{answer_value}' where the source says the opposite ('{source_value}')"
+    word = answer_value.split()[-1] if answer_value.split() else flip.head
     return Finding(
         type=FindingType.CONTRADICTION,
         kind="negation",

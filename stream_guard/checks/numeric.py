@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stream_guard.checks.alignment import ContradictionView
+from stream_guard.checks.alignment import ContradictionView, surface_words
 from stream_guard.inspection import Inspection
 from stream_guard.quantities import Quantity, comparable, values_agree, written_in
 from stream_guard.report import Finding, FindingType
@@ -62,9 +62,7 @@ def analyze_numeric(view: ContradictionView) -> NumericAnalysis:
             others = quantities[:k] + quantities[k + 1 :]
             pool = [p for p in pools.get(q.dimension, ()) if comparable(q, p.quantity)]
             agreeing = [p for p in pool if values_agree(q, p.quantity)]
-            # A context value the same answer sentence states for something else is accounted for; it
-            # cannot also be the value this quantity should have had ("a 32-year-old ... a 26-year-old").
-            rivals = [p for p in pool if not any(comparable(o, p.quantity) and values_agree(o, p.quantity) for o in others)]
+            rivals = [p for p in pool if not _accounted(p.quantity, q, others)]
             # A bare count written anywhere in the context ("131 were affected") is attested, even when the
             # context words it differently from the answer.
             if agreeing or (q.unit is None and written_in(context_text, q.magnitude)):
@@ -87,6 +85,15 @@ def _context_pools(view: ContradictionView) -> dict[str, list[_Placed]]:
         for q in quantities:
             pools.setdefault(q.dimension, []).append(_Placed(q, i))
     return pools
+
+
+def _accounted(rival: Quantity, q: Quantity, others: list[Quantity]) -> bool:
+    """A context value that another quantity of the same answer sentence states, for the rival's own subject,
+    is accounted for: it cannot also be the value `q` should have had ("a 32-year-old man ... a 26-year-old
+    man"). When the other quantity sits on a different subject (a full swap), it does not count."""
+    return any(
+        comparable(o, rival) and values_agree(o, rival) and _local(o, rival) >= _local(q, rival) for o in others
+    )
 
 
 def _local(q: Quantity, other: Quantity) -> int:
@@ -165,14 +172,17 @@ def _swapped(
     return best
 
 
+def _source_text(view: ContradictionView, placed: _Placed) -> str:
+    return view.sentence(placed.sentence).text
+
+
 def _adjacent(view: ContradictionView, a: int, b: int) -> bool:
     return abs(a - b) <= 1 and view.sentence(a).chunk_index == view.sentence(b).chunk_index
 
 
-def _subject_words(*quantities: Quantity) -> str:
-    shared = frozenset.intersection(*(q.subject for q in quantities)) if quantities else frozenset()
-    words = sorted(shared or quantities[0].subject)
-    return ", ".join(words[:4]) or "the same subject"
+def _subject_words(statement: str, *quantities: Quantity) -> str:
+    shared = frozenset.intersection(*(q.subject for q in quantities))
+    return surface_words(statement, shared or quantities[0].subject) or "the same subject"
 
 
 def _numeric_finding(view: ContradictionView, statement: str, q: Quantity, rival: _Placed) -> Finding:
@@ -184,7 +194,7 @@ def _numeric_finding(view: ContradictionView, statement: str, q: Quantity, rival
         source=source.text,
         evidence=(
             f"answer says '{q.text}' but the source says '{rival.quantity.text}' "
-            f"for '{_subject_words(q, rival.quantity)}'"
+            f"for '{_subject_words(statement, q, rival.quantity)}'"
         ),
         answer_value=q.text,
         source_value=rival.quantity.text,
@@ -197,16 +207,16 @@ def _swap_finding(
 ) -> Finding:
     source = view.sentence(rival.sentence)
     owner = max(agreeing, key=lambda p: len(p.quantity.subject - rival.quantity.subject))
-    other = sorted(owner.quantity.subject - rival.quantity.subject)[:3]
+    owner_words = surface_words(_source_text(view, owner), owner.quantity.subject - rival.quantity.subject)
+    subject = _subject_words(statement, q, rival.quantity)
     return Finding(
         type=FindingType.CONTRADICTION,
         kind="swapped_value",
         statement=statement,
         source=source.text,
         evidence=(
-            f"answer gives '{q.text}' to '{_subject_words(q, rival.quantity)}', but the source gives "
-            f"'{owner.quantity.text}' to '{', '.join(other)}' and '{rival.quantity.text}' to "
-            f"'{_subject_words(q, rival.quantity)}'"
+            f"answer gives '{q.text}' to '{subject}', but the source gives '{owner.quantity.text}' to "
+            f"'{owner_words or 'something else'}' and '{rival.quantity.text}' to '{subject}'"
         ),
         answer_value=q.text,
         source_value=rival.quantity.text,

@@ -198,3 +198,36 @@ def test_batch_entities_with_regex_is_plain_extract() -> None:
 def test_regex_arbitrary_text_never_crashes(text: str) -> None:
     for entity in RegexRecognizer().extract_one(text):
         assert text[entity.start : entity.end] == entity.text
+
+
+class SpyRecognizer:
+    """Records what a non-regex backend is asked to read."""
+
+    name = "spy"
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def extract(self, texts):
+        self.seen.extend(texts)
+        return [() for _ in texts]
+
+
+def test_batch_entities_send_only_windows_around_novel_capitalised_words() -> None:
+    spy = SpyRecognizer()
+    answer = (
+        "Angela Merkel met the delegation in Berlin on a cold and rainy morning. "
+        "The long meeting with the visiting trade delegation finally ended when Zorblax Quint arrived late."
+    )
+    inspection = Inspection.build("", ["Angela Merkel met a delegation in Berlin."], answer)
+    batch_answer_entities(spy, [inspection])
+    assert len(spy.seen) == 1  # the first sentence's names are all in the context
+    [window] = spy.seen
+    assert "Zorblax Quint" in window
+    assert len(window) < len(answer.split(". ")[1])
+    assert not window.startswith("The long")
+
+
+def test_batch_entities_regex_covers_sentences_ner_skips() -> None:
+    [entities] = batch_answer_entities(SpyRecognizer(), [Inspection.build("", ["Angela Merkel spoke."], "Angela Merkel spoke.")])
+    assert [e.text for e in entities] == ["Angela Merkel"]

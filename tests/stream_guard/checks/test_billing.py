@@ -1,0 +1,71 @@
+"""Billing-cycle contradictions."""
+
+from __future__ import annotations
+
+import pytest
+
+from stream_guard.checks.billing import billing_cycles, find_billing_contradictions
+from stream_guard.inspection import Inspection
+from stream_guard.report import Finding
+
+
+def billing(context: str | list[str], answer: str) -> list[Finding]:
+    return find_billing_contradictions(Inspection.build("", context, answer))
+
+
+def test_monthly_answer_against_annual_billing() -> None:
+    answer = "The Pro plan costs $10 per month, billed monthly. You can cancel your monthly subscription at any time."
+    findings = billing("The Pro plan costs $120 per year, billed annually.", answer)
+    assert [(f.kind, f.answer_value, f.source_value) for f in findings] == [
+        ("billing", "monthly", "annual"),
+        ("billing", "monthly", "annual"),
+    ]
+    assert [f.statement for f in findings] == [
+        "The Pro plan costs $10 per month, billed monthly.",
+        "You can cancel your monthly subscription at any time.",
+    ]
+
+
+def test_same_cycle_is_clean() -> None:
+    assert billing("The Pro plan costs $120 per year, billed annually.", "The Pro plan costs $120 per year.") == []
+
+
+def test_monthly_price_billed_annually_is_not_a_contradiction() -> None:
+    assert billing("The Pro plan costs $10/month, billed annually.", "The Pro plan costs $10 per month.") == []
+    assert billing("The Pro plan is billed annually.", "The Pro plan costs $10 a month, billed annually.") == []
+
+
+def test_cycle_words_outside_billing_are_ignored() -> None:
+    assert billing("The company publishes an annual report.", "We send a monthly newsletter.") == []
+    assert billing("Annual revenue grew to $3 billion.", "The plan costs $10 per month.") == []
+
+
+def test_weekly_against_quarterly() -> None:
+    findings = billing("Premiums are paid quarterly.", "Premiums are paid weekly.")
+    assert [(f.answer_value, f.source_value) for f in findings] == [("weekly", "quarterly")]
+
+
+def test_plan_specific_cycles() -> None:
+    context = "Basic is billed monthly at $10. Pro is billed annually at $100."
+    assert [(f.answer_value, f.source_value) for f in billing(context, "Pro is billed monthly at $100.")] == [
+        ("monthly", "annual")
+    ]
+    assert billing(context, "Basic is billed monthly at $10.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "cycle"),
+    [
+        ("$9.99/mo", "monthly"),
+        ("$99 per annum", "annual"),
+        ("a yearly subscription", "annual"),
+        ("$5 a week", "weekly"),
+        ("billed every quarter", "quarterly"),
+    ],
+)
+def test_cycle_phrasings(text: str, cycle: str) -> None:
+    assert [m.cycle for m in billing_cycles(text)] == [cycle]
+
+
+def test_a_month_as_a_duration_is_not_a_cycle() -> None:
+    assert billing_cycles("Cancel within a month of signing the contract.") == []

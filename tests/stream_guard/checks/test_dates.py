@@ -1,0 +1,82 @@
+"""Date and year contradictions."""
+
+from __future__ import annotations
+
+from stream_guard.checks.dates import dates_agree, extract_dates, find_date_contradictions
+from stream_guard.inspection import Inspection
+from stream_guard.report import Finding
+
+
+def dates(context: str | list[str], answer: str) -> list[Finding]:
+    return find_date_contradictions(Inspection.build("", context, answer))
+
+
+def values(findings: list[Finding]) -> list[tuple[str | None, str | None, str | None]]:
+    return [(f.kind, f.answer_value, f.source_value) for f in findings]
+
+
+def test_different_founding_year() -> None:
+    findings = dates("The company was founded in 1998 by two students.", "The company was founded in 2001.")
+    assert values(findings) == [("date", "2001", "1998")]
+    assert "founded" in findings[0].evidence
+
+
+def test_different_day_of_a_full_date() -> None:
+    findings = dates("The meeting took place on March 3, 2021 in Paris.", "The meeting took place on March 5, 2021.")
+    assert values(findings) == [("date", "March 5, 2021", "March 3, 2021")]
+
+
+def test_year_only_answer_is_patched_with_the_year_only() -> None:
+    answer = "Apple was incorporated in 1976."
+    (finding,) = dates("Apple was incorporated on January 3, 1977.", answer)
+    assert finding.source_value == "1977"
+    assert answer.replace(finding.answer_value or "", finding.source_value or "") == "Apple was incorporated in 1977."
+
+
+def test_same_date_written_differently_is_clean() -> None:
+    assert dates("The policy took effect on March 3, 2021.", "The policy took effect on 2021-03-03.") == []
+    assert dates("The policy took effect on 3 March 2021.", "The policy took effect on March 3rd, 2021.") == []
+
+
+def test_less_precise_answer_is_clean() -> None:
+    assert dates("The policy took effect on March 3, 2019.", "The policy took effect in 2019.") == []
+    assert dates("The policy took effect on March 3, 2019.", "The policy took effect in March 2019.") == []
+
+
+def test_date_stated_elsewhere_in_the_context_is_clean() -> None:
+    context = ["Apple was incorporated on January 3, 1977.", "Apple was founded on April 1, 1976."]
+    assert dates(context, "Apple was founded on April 1, 1976.") == []
+    # The answer's year occurs in the context (for a related event): not a date contradiction.
+    context = "The museum opened in 1998. The museum opened its new wing in 2005."
+    assert dates(context, "The museum opened in 2005.") == []
+
+
+def test_different_year_for_an_unrelated_event_is_not_a_contradiction() -> None:
+    assert dates("The bridge opened in 1998.", "The museum was renovated in 2005.") == []
+
+
+def test_context_with_two_dates_for_the_subject_is_not_a_contradiction() -> None:
+    assert dates("The festival ran in 2019 and the festival ran again in 2021.", "The festival ran in 2020.") == []
+
+
+def test_extraction_readings() -> None:
+    (iso,) = extract_dates("on 2021-03-03")
+    assert iso.readings == ((2021, 3, 3),)
+    (slash,) = extract_dates("on 03/04/2021")
+    assert set(slash.readings) == {(2021, 3, 4), (2021, 4, 3)}  # month/day order is not knowable
+    (month_year,) = extract_dates("in March 2021")
+    assert month_year.readings == ((2021, 3, None),)
+
+
+def test_things_that_are_not_dates() -> None:
+    assert extract_dates("You may 5 times try.") == []
+    assert extract_dates("during COVID-19") == []
+    assert extract_dates("take 2000 mg") == []
+    assert extract_dates("costs $2019") == []
+    assert extract_dates("the SKU-2019 part") == []
+
+
+def test_partial_dates_agree_when_they_share_no_part() -> None:
+    (day,) = extract_dates("on March 3")
+    (year,) = extract_dates("in 2019")
+    assert dates_agree(day, year) is None

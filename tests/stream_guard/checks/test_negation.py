@@ -1,0 +1,135 @@
+"""Negation flips, matched on stems, in both directions, and the constructions that are not flips."""
+
+from __future__ import annotations
+
+import pytest
+
+from stream_guard.checks.negation import find_negation_contradictions, polarity
+from stream_guard.inspection import Inspection
+from stream_guard.report import Finding
+from stream_guard.text import stem
+
+
+def flips(context: str | list[str], answer: str) -> list[Finding]:
+    return find_negation_contradictions(Inspection.build("", context, answer))
+
+
+def test_cannot_be_cancelled_vs_can_cancel() -> None:
+    # The seed library's known gap: surface patterns never matched "cancelled" with "cancel".
+    context = "Subscriptions cannot be cancelled once the billing period starts."
+    answer = "You can cancel at any time."
+    (finding,) = flips(context, answer)
+    assert (finding.kind, finding.answer_value) == ("negation", "can cancel")
+    assert finding.source_value == "cannot be cancelled"
+    assert finding.statement == answer and finding.source == context
+
+
+def test_does_not_support_vs_supports() -> None:
+    (finding,) = flips("The app does not support offline mode.", "The app supports offline mode.")
+    assert (finding.answer_value, finding.source_value) == ("supports", "does not support")
+
+
+def test_supports_vs_does_not_support() -> None:
+    (finding,) = flips("The app supports offline mode.", "The app does not support offline mode.")
+    assert (finding.answer_value, finding.source_value) == ("does not support", "supports")
+    assert "denies" in finding.evidence
+
+
+@pytest.mark.parametrize(
+    ("context", "answer"),
+    [
+        ("The app supports offline mode.", "The app supports offline mode."),
+        ("The app does not support offline mode.", "The app doesn't support offline mode."),
+    ],
+)
+def test_same_polarity_is_clean(context: str, answer: str) -> None:
+    assert flips(context, answer) == []
+
+
+def test_double_negation_is_not_a_flip() -> None:
+    # "cannot ... without" means you can, at a price: two negators in one clause are never read as a denial.
+    assert flips("You cannot cancel the plan without paying a fee.", "You can cancel the plan by paying a fee.") == []
+    # A negator governing a negative word cancels out too.
+    assert flips("It is not impossible to cancel the plan.", "You can cancel the plan.") == []
+
+
+def test_no_later_than_is_not_a_negation() -> None:
+    context = "Payment is due no later than the 5th of each month."
+    assert flips(context, "Payment is due by the 5th of each month.") == []
+
+
+def test_not_only_but_also_is_not_a_negation() -> None:
+    assert flips("The plan includes not only storage but also backups.", "The plan includes storage and backups.") == []
+    assert flips("The plan includes not just storage.", "The plan includes storage.") == []
+
+
+def test_unrelated_sentences_never_pair() -> None:
+    assert flips("The weather in Paris is not sunny.", "You can cancel at any time.") == []
+    assert flips("Refunds are not issued for gift cards.", "The office is open on weekdays.") == []
+
+
+def test_questions_are_not_claims() -> None:
+    assert flips("Pets are not allowed in the pool area.", "Are pets allowed in the pool area?") == []
+
+
+def test_different_conditions_are_not_a_flip() -> None:
+    assert flips("Refunds are not available after 30 days.", "Refunds are available within 30 days.") == []
+
+
+def test_noun_phrase_negation_is_not_a_flip() -> None:
+    context = "Apple was incorporated in 1977 without Wayne, who sold his share back to Jobs."
+    assert flips(context, "Wayne sold his share back to Jobs before Apple was incorporated.") == []
+
+
+def test_conditional_clause_is_not_an_assertion() -> None:
+    context = "Lee will stay in his role until the President accepts his resignation."
+    assert flips(context, "The President has not accepted his resignation.") == []
+
+
+def test_different_clause_subject_is_not_a_flip() -> None:
+    context = "Mule deer have a black tip on their tail."
+    assert flips(context, "White-tailed deer do not have a black tip on their tail.") == []
+
+
+def test_context_stating_both_polarities_is_not_a_flip() -> None:
+    context = ["Monthly plans can be cancelled online.", "Monthly plans cannot be cancelled by phone."]
+    assert flips(context, "Monthly plans can be cancelled.") == []
+
+
+def test_negative_wording_without_a_negator_is_not_a_flip() -> None:
+    assert flips("The app does not support offline mode.", "The app fails to support offline mode.") == []
+
+
+def test_possession_patch_keeps_the_verb() -> None:
+    answer = "The app does not have a dark mode."
+    (finding,) = flips("The app has a dark mode.", answer)
+    assert answer.replace(finding.answer_value or "", finding.source_value or "") == "The app has a dark mode."
+
+
+def test_existential_no_is_a_negation() -> None:
+    answer = "There are cancellation fees."
+    (finding,) = flips("There are no cancellation fees.", answer)
+    assert answer.replace(finding.answer_value or "", finding.source_value or "") == "There are no cancellation fees."
+
+
+def test_polarity_marks_governed_stem() -> None:
+    result = polarity("Subscriptions cannot be cancelled once the billing period starts.")
+    assert stem("cancelled") in result.negated
+    assert stem("cancelled") not in result.positive
+
+
+def test_opposite_predicate_is_a_flip() -> None:
+    answer = "Quarterly sales fell 5% in Europe."
+    (finding,) = flips("Quarterly sales rose 5% in Europe.", answer)
+    assert (finding.answer_value, finding.source_value) == ("fell", "rose")
+    assert "opposite" in finding.evidence
+    assert answer.replace(finding.answer_value or "", finding.source_value or "") == "Quarterly sales rose 5% in Europe."
+
+
+def test_opposite_predicates_about_different_things_are_not_a_flip() -> None:
+    context = "We expect net debt to fall, beginning with the increase in our common dividend."
+    assert flips(context, "The company is raising its dividend and reducing net debt.") == []
+
+
+def test_source_using_both_opposites_is_not_a_flip() -> None:
+    assert flips("Sales rose in Europe and sales fell in Asia.", "Sales fell in Europe.") == []

@@ -1,0 +1,158 @@
+"""Numeric and swapped-value contradictions."""
+
+from __future__ import annotations
+
+from stream_guard.checks.alignment import ContradictionView
+from stream_guard.checks.numeric import (
+    analyze_numeric,
+    find_numeric_contradictions,
+    find_swapped_value_contradictions,
+)
+from stream_guard.inspection import Inspection
+from stream_guard.report import Finding, FindingType
+
+
+def numeric(context: str | list[str], answer: str) -> list[Finding]:
+    return find_numeric_contradictions(Inspection.build("", context, answer))
+
+
+def values(findings: list[Finding]) -> list[tuple[str | None, str | None, str | None]]:
+    return [(f.kind, f.answer_value, f.source_value) for f in findings]
+
+
+def test_return_window_30_vs_14_days() -> None:
+    context = "Our return policy allows returns within 14 days of purchase."
+    answer = "You can definitely return items within 30 days of purchase."
+    (finding,) = numeric(context, answer)
+    assert finding.type is FindingType.CONTRADICTION
+    assert (finding.kind, finding.answer_value, finding.source_value) == ("numeric", "30 days", "14 days")
+    assert finding.statement == answer and finding.source == context
+    assert "30 days" in finding.evidence and "14 days" in finding.evidence and "return" in finding.evidence
+
+
+def test_price_10_vs_120() -> None:
+    findings = numeric(
+        "The Pro plan costs $120 per year, billed annually.",
+        "The Pro plan costs $10 per month, billed monthly. You can cancel your monthly subscription at any time.",
+    )
+    assert values(findings) == [("numeric", "$10", "$120")]
+
+
+def test_sku_label_is_never_a_value() -> None:
+    findings = numeric("The SKU-441 widget is priced at $49.99.", "The SKU-441 widget costs $39.99.")
+    assert values(findings) == [("numeric", "$39.99", "$49.99")]
+    assert all("441" not in (f.answer_value or "") + (f.source_value or "") for f in findings)
+    # A different label is a different product (the entity check's business), never a wrong number.
+    assert numeric("The SKU-441 widget is priced at $49.99.", "The SKU-442 widget is priced at $49.99.") == []
+
+
+def test_same_price_next_to_a_label_is_clean() -> None:
+    assert numeric("The SKU-441 widget is priced at $49.99.", "The SKU-441 widget costs $49.99.") == []
+
+
+def test_clean_restatement_is_clean() -> None:
+    context = "Our return policy allows returns within 14 days of purchase. Shipping takes 5-7 business days."
+    answer = "Returns are accepted within 14 days of purchase, and shipping takes 5-7 business days."
+    assert numeric(context, answer) == []
+
+
+def test_two_weeks_restates_14_days() -> None:
+    assert numeric("Returns are accepted within 14 days.", "Returns are accepted within two weeks.") == []
+
+
+def test_1200_users_restates_1_200_users() -> None:
+    assert numeric("The service has 1200 users.", "The service has 1,200 users.") == []
+    assert numeric("The setup fee is $1200.", "The setup fee is $1,200.") == []
+
+
+def test_swapped_values_between_plans() -> None:
+    findings = numeric("Basic costs $10, Pro costs $20.", "Pro costs $10.")
+    assert values(findings) == [("swapped_value", "$10", "$20")]
+    assert find_swapped_value_contradictions(Inspection.build("", "Basic costs $10, Pro costs $20.", "Pro costs $10."))
+
+
+def test_values_given_to_the_right_plans_are_not_swapped() -> None:
+    assert numeric("Basic costs $10, Pro costs $20.", "Pro costs $20 and Basic costs $10.") == []
+
+
+def test_both_values_swapped_in_one_sentence() -> None:
+    findings = numeric("Basic costs $10, Pro costs $20.", "Basic costs $20 and Pro costs $10.")
+    assert sorted(values(findings)) == [("swapped_value", "$10", "$20"), ("swapped_value", "$20", "$10")]
+
+
+def test_absent_number_without_a_competing_value_is_only_unsupported() -> None:
+    inspection = Inspection.build("", "Shipping takes 5-7 business days.", "The warranty lasts 2 years.")
+    analysis = analyze_numeric(ContradictionView(inspection))
+    assert analysis.findings == ()
+    assert analysis.unsupported == ("2 years",)
+
+
+def test_values_of_different_subjects_do_not_compete() -> None:
+    context = "Shipping takes 5 days. The warranty lasts 2 years."
+    assert numeric(context, "Support tickets are answered within 3 days.") == []
+
+
+def test_values_of_different_dimensions_do_not_compete() -> None:
+    assert numeric("The Pro plan costs $30.", "The Pro plan lasts 30 days.") == []
+    assert numeric("Returns within 14 days.", "Returns cost 14%.") == []
+
+
+def test_ranges_that_do_not_fit_contradict() -> None:
+    context = "Shipping takes 5-7 business days."
+    assert values(numeric(context, "Shipping takes 3-5 business days.")) == [
+        ("numeric", "3-5 business days", "5-7 business days")
+    ]
+    assert numeric(context, "Shipping takes 6 business days.") == []
+
+
+def test_context_giving_two_values_equally_for_the_subject_is_not_a_contradiction() -> None:
+    # Nothing says which of $20 / $25 the answer should have used, so there is nothing to patch it with.
+    assert numeric("Pro costs $20 in Europe and Pro costs $25 in Asia.", "Pro costs $30.") == []
+    assert values(numeric("Pro costs $20 in Europe.", "Pro costs $30.")) == [("numeric", "$30", "$20")]
+
+
+def test_a_context_value_the_answer_states_for_something_else_is_not_a_rival() -> None:
+    context = "A 32-year-old man is facing charges, four days after remains were found."
+    answer = "A 32-year-old man faces charges after the remains of a 26-year-old man were found."
+    assert numeric(context, answer) == []
+
+
+def test_counts_of_different_things_do_not_compete() -> None:
+    assert numeric("The clinic treated 131 patients.", "The clinic hired 12 nurses.") == []
+
+
+def test_counts_of_the_same_thing_compete() -> None:
+    findings = numeric(
+        "The offer is valid for the first 20 customers who sign up.",
+        "The offer is valid for the first 10 customers who sign up.",
+    )
+    assert values(findings) == [("numeric", "10", "20")]
+
+
+def test_rounded_figures_are_not_contradictions() -> None:
+    assert numeric("Revenue reached $1,234,567 last year.", "Revenue reached about $1.2 million last year.") == []
+    assert numeric("Revenue grew 23.4% last year.", "Revenue grew 23% last year.") == []
+
+
+def test_chunk_id_names_the_source_chunk() -> None:
+    from stream_guard.events import Chunk
+
+    chunks = [
+        Chunk(id="faq", text="Shipping is free."),
+        Chunk(id="policy", text="Returns are accepted within 14 days."),
+    ]
+    (finding,) = find_numeric_contradictions(Inspection.build("", chunks, "Returns are accepted within 30 days."))
+    assert finding.chunk_id == "policy"
+
+
+def test_patching_with_the_literal_values_restores_the_source_figure() -> None:
+    answer = "You can return items within 30 days of purchase."
+    (finding,) = numeric("Returns are allowed within 14 days of purchase.", answer)
+    assert answer.replace(finding.answer_value or "", finding.source_value or "") == (
+        "You can return items within 14 days of purchase."
+    )
+
+
+def test_empty_inputs() -> None:
+    assert numeric("", "You can return items within 30 days.") == []
+    assert numeric("Returns within 14 days.", "") == []
