@@ -43,7 +43,13 @@ from stream_guard.verdict import Verdict
 
 log = logging.getLogger("agents.app")
 
-RAW = faust.Schema(key_serializer="raw", value_serializer="raw")
+
+
+def raw_schema() -> faust.Schema:
+    """Bytes in, bytes out. A fresh Schema per topic: Faust updates a Schema in place when a table or topic
+    is built from it (a table would turn a shared one's key serializer into json)."""
+    return faust.Schema(key_serializer="raw", value_serializer="raw")
+
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # Headers the intake puts on the re-keyed copy: where the original message was, for dead letters and for
 # end-to-end latency when the event has no produced_at.
@@ -172,15 +178,16 @@ class GuardService:
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge")
         self.limits: Limits = self.guard.config.limits
         self.app = app = faust.App(s.app_id, **faust_options(s))
-        self.answers = app.topic(s.topics.answers, schema=RAW, partitions=s.answers_partitions)
-        self.by_question = app.topic(s.by_question_topic, schema=RAW, partitions=s.partitions)
-        self.verdicts = app.topic(s.topics.verdicts, schema=RAW, partitions=s.output_partitions)
-        self.alerts = app.topic(s.topics.alerts, schema=RAW, partitions=s.output_partitions)
-        self.dlq = app.topic(s.topics.dlq, schema=RAW, partitions=s.output_partitions)
-        self.metrics = app.topic(s.topics.metrics, schema=RAW, partitions=s.output_partitions)
-        self.history = app.Table("drift-history", partitions=s.partitions, schema=RAW, options=rocksdb_options(s),
-                                 help="question hash -> bounded list of answer fingerprints")
-        self.alerts_sent = app.Table("alerts-sent", partitions=s.partitions, schema=RAW,
+        self.answers = app.topic(s.topics.answers, schema=raw_schema(), partitions=s.answers_partitions)
+        self.by_question = app.topic(s.by_question_topic, schema=raw_schema(), partitions=s.partitions)
+        self.verdicts = app.topic(s.topics.verdicts, schema=raw_schema(), partitions=s.output_partitions)
+        self.alerts = app.topic(s.topics.alerts, schema=raw_schema(), partitions=s.output_partitions)
+        self.dlq = app.topic(s.topics.dlq, schema=raw_schema(), partitions=s.output_partitions)
+        self.metrics = app.topic(s.topics.metrics, schema=raw_schema(), partitions=s.output_partitions)
+        # key_type/value_type bytes: that is what makes a Faust table use the raw serializer.
+        self.history = app.Table("drift-history", partitions=s.partitions, key_type=bytes, value_type=bytes,
+                                 options=rocksdb_options(s), help="question hash -> bounded fingerprint list")
+        self.alerts_sent = app.Table("alerts-sent", partitions=s.partitions, key_type=bytes, value_type=bytes,
                                      options=rocksdb_options(s), help="alert_id -> when it was sent")
         app.agent(self.answers, name="intake")(self._intake)
         app.agent(self.by_question, name="judge")(self._judge)
@@ -274,7 +281,7 @@ class GuardService:
         answers = [answer for _, answer, _ in judged]
         keys = {question_hash(a.tenant, a.question) for a in answers}
         with acting_for(anchor):
-            histories = {key: _load_history(self.history.get(key)) for key in keys}
+            histories = {key: _load_history(self.history.get(key.encode())) for key in keys}
         results, updated = await self._evaluate(answers, histories)
 
         sent_alerts: list[Alert] = []
@@ -288,7 +295,7 @@ class GuardService:
             pending.append(await self._send(self.verdicts, result.question_hash.encode(), result.to_json()))
             for alert in alerts_for_verdict(result.to_dict(), at):
                 with acting_for(anchor):
-                    seen = already_sent(self.alerts_sent.get(alert.alert_id), at,
+                    seen = already_sent(self.alerts_sent.get(alert.alert_id.encode()), at,
                                         self.settings.alert_dedupe_ttl_s * 1000)
                 if seen or alert.alert_id in seen_now:
                     self.registry.alerts_suppressed[alert.kind] += 1
@@ -302,9 +309,9 @@ class GuardService:
         # history gets each delivered answer once; the changelog writes are flushed before the commit.
         with acting_for(anchor):
             for key, items in updated.items():
-                self.history[key] = orjson.dumps(list(items))
+                self.history[key.encode()] = orjson.dumps(list(items))
             for alert in sent_alerts:
-                self.alerts_sent[alert.alert_id] = sent_record(alert, at)
+                self.alerts_sent[alert.alert_id.encode()] = sent_record(alert, at)
         for alert in sent_alerts:
             self.registry.alerts[alert.kind] += 1
         self._observe(anchor.message, judged, results, started)

@@ -8,11 +8,26 @@ be called from many threads on different inspections without locks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Iterable, Sequence
 
 from stream_guard.events import Chunk
 from stream_guard.text import split_sentences, stem_set
+
+# Distinct chunks whose analysis is kept; at ~10 KiB of sentences and stems each, about 20 MiB at most.
+CHUNK_CACHE_SIZE = 2048
+
+
+@lru_cache(maxsize=CHUNK_CACHE_SIZE)
+def analyze_chunk(text: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+    """A chunk's sentences and their content stems.
+
+    Cached by chunk text: a RAG system retrieves its popular documents over and over, and splitting and
+    stemming a long chunk is the largest shared cost of an inspection. Pure, so sharing across threads
+    and events is safe.
+    """
+    sentences = tuple(split_sentences(text))
+    return sentences, tuple(stem_set(sentence) for sentence in sentences)
 
 
 @dataclass(frozen=True)
@@ -94,13 +109,13 @@ class Inspection:
         return [
             ContextSentence(i, chunk.id, sentence)
             for i, chunk in enumerate(self.chunks)
-            for sentence in split_sentences(chunk.text)
+            for sentence in analyze_chunk(chunk.text)[0]
         ]
 
     @cached_property
     def context_sentence_stems(self) -> list[frozenset[str]]:
         """Content stems of each `context_sentences` entry, same order (best-sentence grounding)."""
-        return [stem_set(s.text) for s in self.context_sentences]
+        return [stems for chunk in self.chunks for stems in analyze_chunk(chunk.text)[1]]
 
     @cached_property
     def context_stems(self) -> frozenset[str]:
