@@ -32,6 +32,7 @@ import faust
 import faust.streams
 import orjson
 
+from agents.transport import GuardApp
 from stream_guard.alerts import Alert, LatencyBudgetMonitor, alerts_for_verdict, already_sent, sent_record
 from stream_guard.deadletter import Source, dead_letter, encode
 from stream_guard.events import AnswerEvent, EventError, Limits, decode_event
@@ -177,7 +178,7 @@ class GuardService:
         # the event loop keeps heartbeating and fetching while a batch is judged.
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge")
         self.limits: Limits = self.guard.config.limits
-        self.app = app = faust.App(s.app_id, **faust_options(s))
+        self.app = app = GuardApp(s.app_id, fetch_max_wait_ms=s.fetch_max_wait_ms, **faust_options(s))
         self.answers = app.topic(s.topics.answers, schema=raw_schema(), partitions=s.answers_partitions)
         self.by_question = app.topic(s.by_question_topic, schema=raw_schema(), partitions=s.partitions)
         self.verdicts = app.topic(s.topics.verdicts, schema=raw_schema(), partitions=s.output_partitions)

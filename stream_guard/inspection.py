@@ -118,6 +118,15 @@ class Inspection:
         return [stems for chunk in self.chunks for stems in analyze_chunk(chunk.text)[1]]
 
     @cached_property
+    def sentence_index(self) -> dict[str, tuple[int, ...]]:
+        """Inverted index: content stem -> indices of the context sentences that contain it."""
+        postings: dict[str, list[int]] = {}
+        for i, stems in enumerate(self.context_sentence_stems):
+            for s in stems:
+                postings.setdefault(s, []).append(i)
+        return {s: tuple(ids) for s, ids in postings.items()}
+
+    @cached_property
     def context_stems(self) -> frozenset[str]:
         # Words never span sentences, so the union of sentence stems is the context's stems, stemmed once.
         return frozenset().union(*self.context_sentence_stems)

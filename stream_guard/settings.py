@@ -66,6 +66,10 @@ class StreamSettings:
     latency_window_slots: int = 6
     metrics_interval_s: float = 10.0
 
+    # How long a fetch waits at the broker for data. Short, because some brokers (the embedded one) answer
+    # at the end of the wait rather than when data arrives; see agents/transport.py.
+    fetch_max_wait_ms: int = 100
+
     session_timeout_s: float = 30.0
     heartbeat_interval_s: float = 3.0
     commit_interval_s: float = 1.0
@@ -102,6 +106,7 @@ class StreamSettings:
         if self.broker is not None and not _BROKER_RE.match(self.broker):
             raise ValueError(f"broker must be host:port[,host:port], got {self.broker!r}")
         for name in ("answers_partitions", "partitions", "output_partitions", "replication_factor", "batch_max",
+                     "fetch_max_wait_ms",
                      "latency_min_samples", "latency_window_slots"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")

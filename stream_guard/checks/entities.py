@@ -16,12 +16,12 @@ import html
 import re
 import time
 import unicodedata
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Iterable
 
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.config import DetectorConfig
-from stream_guard.inspection import Entity, Inspection
+from stream_guard.inspection import CHUNK_CACHE_SIZE, Entity, Inspection
 from stream_guard.ner import (
     CITATION,
     ORG,
@@ -101,14 +101,21 @@ def _has(words: str, phrase: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=CHUNK_CACHE_SIZE)
+def _folded_forms(text: str) -> tuple[str, str]:
+    # Cached per chunk text: folding a long chunk costs more than matching every entity against it.
+    folded = fold(text)
+    return folded, " " + " ".join(_tokens(text, folded)) + " "
+
+
 class _Chunk:
     """A chunk prepared for matching. Built per run and never shared, so lazy fields need no lock."""
 
     def __init__(self, chunk_id: str, text: str) -> None:
         self.id = chunk_id
         self.text = text
-        self.folded = fold(text)  # for identifiers (URLs, DOIs), where dots and slashes matter
-        self.words = " " + " ".join(_tokens(text, self.folded)) + " "  # " tok tok ": for names
+        # folded: for identifiers (URLs, DOIs), where dots and slashes matter; words: " tok tok ", for names
+        self.folded, self.words = _folded_forms(text)
 
     @cached_property
     def acronyms_used(self) -> frozenset[str]:

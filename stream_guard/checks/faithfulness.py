@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.claims import Claim, claim_words, extract_claims
 from stream_guard.config import DetectorConfig
-from stream_guard.inspection import Inspection
+from stream_guard.inspection import CHUNK_CACHE_SIZE, Inspection
 from stream_guard.report import CheckResult, Finding, FindingType
 from stream_guard.text import stem
 
@@ -45,9 +47,15 @@ def numbers_in(text: str) -> set[str]:
     return {_normalize_number(m.group()) for m in _NUMBER_RE.finditer(text)}
 
 
+@lru_cache(maxsize=CHUNK_CACHE_SIZE)
+def _chunk_numbers(text: str) -> frozenset[str]:
+    # Cached per chunk text, like the chunk's sentences: popular documents are retrieved again and again.
+    return frozenset(numbers_in(text))
+
+
 def context_numbers(inspection: Inspection) -> frozenset[str]:
     """Figures the context states, in digits or as small spelled-out numbers."""
-    found = numbers_in(inspection.context_text)
+    found = set().union(*(_chunk_numbers(chunk.text) for chunk in inspection.chunks))
     stems = inspection.context_stems
     found.update(digit for key, digit in _SPELLED_STEMS.items() if key in stems)
     if _ONE_RE.search(inspection.context_lower):
@@ -67,15 +75,22 @@ class ClaimGrounding:
     grounded: bool
 
 
-def _best_sentence(stems: frozenset[str], sentence_stems: list[frozenset[str]]) -> tuple[float, int]:
+def _best_sentence(stems: frozenset[str], inspection: Inspection) -> tuple[float, int]:
+    """Coverage of `stems` by the single context sentence that shares most of them, and its index.
+
+    Counts through the inspection's stem -> sentences index, so the cost follows the claim's own stems
+    rather than the number of context sentences; ties go to the earliest sentence.
+    """
     if not stems:
         return 1.0, -1
-    best, best_index = 0.0, -1
-    for i, candidate in enumerate(sentence_stems):
-        shared = len(stems & candidate)
-        if shared > best * len(stems):
-            best, best_index = shared / len(stems), i
-    return best, best_index
+    shared: Counter[int] = Counter()
+    index = inspection.sentence_index
+    for s in stems:
+        shared.update(index.get(s, ()))
+    if not shared:
+        return 0.0, -1
+    best_index, count = min(shared.items(), key=lambda item: (-item[1], item[0]))
+    return count / len(stems), best_index
 
 
 def ground_claim(
@@ -88,7 +103,7 @@ def ground_claim(
     stems = frozenset(stem(w) for w in words)
     context = inspection.context_stems
     overlap = len(stems & context) / len(stems) if stems else 1.0
-    best, best_index = _best_sentence(stems, inspection.context_sentence_stems)
+    best, best_index = _best_sentence(stems, inspection)
     missing_words = tuple(dict.fromkeys(w for w in words if stem(w) not in context))
     missing_numbers = tuple(sorted(numbers_in(claim.text) - numbers))
     grounded = overlap >= overlap_threshold and not missing_numbers
