@@ -30,7 +30,7 @@ from typing import Any, Sequence
 import orjson
 
 from agents.clients import Reader, partition_key, start_producer
-from agents.embedded_broker import EmbeddedBroker, free_port
+from agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
 from agents.topics import ensure_topics
 from stream_guard.display import line_for
 from stream_guard.settings import StreamSettings, load_settings
@@ -272,7 +272,6 @@ async def _show(settings: StreamSettings, lines: list[bytes], args: argparse.Nam
     _say(f"replaying {len(lines)} events\n")
     done_at: float | None = None
     give_up_at: float | None = None
-    stream = reader.records().__aiter__()
     try:
         while proc.poll() is None:
             if producing.done() and give_up_at is None:
@@ -289,14 +288,11 @@ async def _show(settings: StreamSettings, lines: list[bytes], args: argparse.Nam
             if args.once and give_up_at is not None and done_at is None and loop.time() > give_up_at:
                 _err("timed out waiting for every event's verdict")
                 break
-            try:
-                record = await asyncio.wait_for(stream.__anext__(), timeout=0.25)
-            except asyncio.TimeoutError:
-                continue
-            kind = names.get(record.topic, "verdicts")
-            counts[kind] += 1
-            with contextlib.suppress(orjson.JSONDecodeError, ValueError, TypeError, AttributeError):
-                _say(line_for(kind, orjson.loads(record.value)))
+            for record in await reader.poll(0.25):
+                kind = names.get(record.topic, "verdicts")
+                counts[kind] += 1
+                with contextlib.suppress(orjson.JSONDecodeError, ValueError, TypeError, AttributeError):
+                    _say(line_for(kind, orjson.loads(record.value)))
         else:
             _err(f"the worker exited with code {proc.returncode}; see its log")
             return 1
@@ -345,7 +341,7 @@ def cmd_up(argv: Sequence[str]) -> int:
         log_file = stack.enter_context(open(log_path, "ab"))
         proc = subprocess.Popen(_worker_command(args, settings.broker or "", data_dir, web_port),
                                 stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=die_with_parent)
         stack.callback(_stop_process, proc)
         _say(f"worker pid {proc.pid}, log {log_path}, metrics http://127.0.0.1:{web_port}/metrics")
         started = time.monotonic()

@@ -88,9 +88,16 @@ class Reader:
         return self
 
     async def records(self) -> AsyncIterator[ConsumerRecord]:
+        """Every record, forever (stop by breaking out)."""
+        while True:
+            for record in await self.poll(1.0):
+                yield record
+
+    async def poll(self, timeout: float) -> list[ConsumerRecord]:
+        """What arrived within `timeout` seconds (possibly nothing), in partition order."""
         assert self.consumer is not None, "start() first"
-        async for record in self.consumer:
-            yield record
+        batches = await self.consumer.getmany(timeout_ms=int(timeout * 1000))
+        return [record for tp in sorted(batches) for record in batches[tp]]
 
     async def stop(self) -> None:
         if self.consumer is not None:
@@ -101,17 +108,12 @@ class Reader:
 async def read_all(broker: str, topics: Sequence[str], until: int, timeout: float) -> list[ConsumerRecord]:
     """Everything on `topics` from the beginning, until `until` records or `timeout` seconds (tests, bench)."""
     reader = await Reader(broker, topics, from_beginning=True).start()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
     out: list[ConsumerRecord] = []
     try:
-        async def collect() -> None:
-            async for record in reader.records():
-                out.append(record)
-                if len(out) >= until:
-                    return
-        try:
-            await asyncio.wait_for(collect(), timeout)
-        except asyncio.TimeoutError:
-            pass
+        while len(out) < until and loop.time() < deadline:
+            out.extend(await reader.poll(min(0.5, max(0.01, deadline - loop.time()))))
     finally:
         await reader.stop()
     return out

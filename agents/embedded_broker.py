@@ -9,10 +9,12 @@ timestamp answers 0) are why the service runs at-least-once with plain producers
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -40,6 +42,14 @@ def accepts_connections(host: str, port: int, timeout: float = 0.2) -> bool:
             return True
     except OSError:
         return False
+
+
+def die_with_parent() -> None:
+    """preexec_fn for helper subprocesses: on Linux, SIGTERM them when the process that started them dies,
+    so a killed test run or CLI never leaves a broker or worker behind."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def broker_binary() -> str:
@@ -114,6 +124,7 @@ class EmbeddedBroker:
             # Own process group: Ctrl-C in a terminal reaches the CLI, which stops the broker last, after
             # the worker has left its group and flushed.
             start_new_session=True,
+            preexec_fn=die_with_parent,
         )
 
     def _wait_ready(self, port: int) -> bool:

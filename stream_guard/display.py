@@ -49,7 +49,7 @@ def verdict_line(verdict: Mapping[str, Any]) -> str:
     risk_text = f"risk {risk}" if risk == final else f"risk {risk}→{final}"
     triggered = list(verdict.get("triggered") or [])
     flags = f"  [{', '.join(triggered)}]" if triggered else ""
-    return (f"{mark} {label:<9} {_short(verdict.get('tenant', '?'), 16)}  {verdict.get('event_id', '?')}  "
+    return (f"{mark} {label:<9} {_short(verdict.get('tenant', '?'), 16):<9} {_short(verdict.get('event_id', '?'), 24):<9} "
             f"{score_text}  {risk_text}{flags}{_changes(verdict) if routing != 'accept' else ''}")
 
 

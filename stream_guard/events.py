@@ -79,15 +79,25 @@ class AnswerEvent:
         }
         if self.citations:
             out["citations"] = list(self.citations)
-        if self.model is not None:
-            out["model"] = self.model
-        if self.produced_at_ms is not None:
-            out["produced_at"] = self.produced_at_ms
-        if self.label is not None:
-            out["label"] = self.label
-        if self.metadata:
-            out["metadata"] = dict(self.metadata)
+        out.update(provenance_fields(self.model, self.produced_at_ms, self.label, self.metadata))
         return out
+
+
+def provenance_fields(
+    model: str | None, produced_at_ms: int | None, label: int | None, metadata: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The event's optional fields as they go on the wire, unset ones left out. The verdict echoes them
+    too, so both share this: the same names ("produced_at", not produced_at_ms) and the same omissions."""
+    out: dict[str, Any] = {}
+    if model is not None:
+        out["model"] = model
+    if produced_at_ms is not None:
+        out["produced_at"] = produced_at_ms
+    if label is not None:
+        out["label"] = label
+    if metadata:
+        out["metadata"] = dict(metadata)
+    return out
 
 
 def _require_str(obj: Mapping[str, Any], key: str, *, default: str | None = None, max_chars: int | None = None) -> str:

@@ -211,6 +211,9 @@ _MAYBE_NUMBER_RE = re.compile(
 _STARTERS = frozenset(_ONES) | frozenset(_TENS) | {"dozen", "a", "an", "half"}
 _SUBJECT_LEFT = 6
 _SUBJECT_RIGHT = 4
+# "1/2", "3/4", "5/8", "1/16": the denominators recipes and measurements use. Others ("24/7", "3/12") are
+# ratios or dates.
+_FRACTION_DENOMINATORS = (2, 3, 4, 8, 16)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -585,7 +588,7 @@ def _read_compound(toks: list[_Tok], i: int, parse: _Parse) -> _Parse | int | No
 
 def _read_hyphen_range(toks: list[_Tok], i: int, parse: _Parse) -> _Parse | int | None:
     second = toks[i + 2]
-    if len(toks[i].text) == 4 and not parse.currency and 1900 <= parse.value <= 2100:
+    if _is_year(toks[i], parse):
         return None if not _glued_date_tail(toks, i) else _skip_glued(toks, i)  # years: dates owns them
     high, decimals = _read_digits(second)
     if high <= parse.value:
@@ -605,7 +608,7 @@ def _read_fraction(toks: list[_Tok], i: int, parse: _Parse) -> _Parse | int | No
     if i + 3 < len(toks) and _glued(denominator_tok, toks[i + 3]) and toks[i + 3].text in "/-":
         return _skip_glued(toks, i)  # 3/4/2021 is a date
     denominator, _ = _read_digits(denominator_tok)
-    if denominator not in (2, 3, 4, 8, 16) or parse.value >= denominator:
+    if denominator not in _FRACTION_DENOMINATORS or parse.value >= denominator:
         return _skip_glued(toks, i)  # 24/7, 3/12: ratios or dates, not fractions
     parse.value = parse.value / denominator
     parse.decimals = 2
@@ -699,7 +702,7 @@ def _read_mixed_fraction(toks: list[_Tok], parse: _Parse) -> None:
         return
     numerator, _ = _read_digits(toks[j])
     denominator, _ = _read_digits(toks[j + 2])
-    if denominator in (2, 3, 4, 8, 16) and 0 < numerator < denominator:
+    if denominator in _FRACTION_DENOMINATORS and 0 < numerator < denominator:
         parse.value += numerator / denominator
         parse.decimals = 2
         parse.last = j + 2
@@ -903,29 +906,22 @@ def _subject(toks: list[_Tok], parse: _Parse, spans: list[tuple[int, int]], k: i
     left_stop = spans[k - 1][1] if k > 0 else -1
     right_stop = spans[k + 1][0] if k + 1 < len(spans) else len(toks)
     out: set[str] = set()
-    taken = 0
-    j = parse.first - 1
-    while j > left_stop and taken < _SUBJECT_LEFT:
-        tok = toks[j]
-        if _is_boundary(tok):
-            break
-        s = _subject_stem(tok)
-        if s:
-            out.add(s)
-            taken += 1
-        j -= 1
-    taken = 0
-    j = parse.last + 1
-    while j < right_stop and taken < _SUBJECT_RIGHT:
-        tok = toks[j]
-        if _is_boundary(tok):
-            break
-        s = _subject_stem(tok)
-        if s:
-            out.add(s)
-            taken += 1
-        j += 1
+    _take_subject(toks, range(parse.first - 1, left_stop, -1), _SUBJECT_LEFT, out)
+    _take_subject(toks, range(parse.last + 1, right_stop), _SUBJECT_RIGHT, out)
     return frozenset(out)
+
+
+def _take_subject(toks: list[_Tok], indices: range, limit: int, out: set[str]) -> None:
+    """Add to `out` the stems of up to `limit` content words at `indices`, stopping at a clause boundary.
+    `indices` run outwards from the value, so the limit keeps the words nearest to it."""
+    taken = 0
+    for j in indices:
+        if taken >= limit or _is_boundary(toks[j]):
+            break
+        s = _subject_stem(toks[j])
+        if s:
+            out.add(s)
+            taken += 1
 
 
 # --------------------------------------------------------------------------------------------------

@@ -68,7 +68,7 @@ class StreamSettings:
 
     # How long a fetch waits at the broker for data. Short, because some brokers (the embedded one) answer
     # at the end of the wait rather than when data arrives; see agents/transport.py.
-    fetch_max_wait_ms: int = 100
+    fetch_max_wait_ms: int = 20
 
     session_timeout_s: float = 30.0
     heartbeat_interval_s: float = 3.0

@@ -7,6 +7,8 @@ from typing import Any, Mapping
 
 import orjson
 
+from stream_guard.events import provenance_fields
+
 VERDICT_VERSION = 1
 
 
@@ -63,14 +65,7 @@ class Verdict:
             "quality": dict(self.quality),
             "latency_ms": round(self.latency_ms, 3),
         }
-        if self.model is not None:
-            out["model"] = self.model
-        if self.produced_at_ms is not None:
-            out["produced_at"] = self.produced_at_ms
-        if self.label is not None:
-            out["label"] = self.label
-        if self.metadata:
-            out["metadata"] = dict(self.metadata)
+        out.update(provenance_fields(self.model, self.produced_at_ms, self.label, self.metadata))
         return out
 
     def to_json(self) -> bytes:

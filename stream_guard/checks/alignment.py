@@ -12,11 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence, TypeVar
 
 from stream_guard.inspection import ContextSentence, Inspection
 from stream_guard.quantities import Quantity, extract_quantities
+from stream_guard.report import Finding, FindingType
 from stream_guard.text import NEGATORS, STOP_WORDS, stem, stem_set
+
+_T = TypeVar("_T")
 
 # Words that carry no subject of their own in policy or factual prose: "at any time", "definitely",
 # "currently". Counting them as shared content would pair unrelated sentences.
@@ -113,6 +116,59 @@ class ContradictionView:
 
     def sentence(self, context_id: int) -> ContextSentence:
         return self.inspection.context_sentences[context_id]
+
+
+def contradiction_finding(
+    view: ContradictionView,
+    context_id: int,
+    *,
+    kind: str,
+    statement: str,
+    evidence: str,
+    answer_value: str,
+    source_value: str,
+) -> Finding:
+    """A contradiction between answer sentence `statement` and context sentence `context_id`. Every
+    sub-check reports this way, so the source text and chunk id always come from the same sentence."""
+    source = view.sentence(context_id)
+    return Finding(
+        type=FindingType.CONTRADICTION,
+        kind=kind,
+        statement=statement,
+        source=source.text,
+        evidence=evidence,
+        answer_value=answer_value,
+        source_value=source_value,
+        chunk_id=source.chunk_id,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Choosing the context value an answer value competes with (numeric and date checks)
+# --------------------------------------------------------------------------------------------------
+
+
+def tied_to_subject(local: int, shared: int, answer_stems: int) -> bool:
+    """Whether a context value is about what an answer value is about, given `local` subject stems the two
+    values share, `shared` stems their sentences share and the answer sentence's `answer_stems` stems:
+    two local stems, one backed by an aligned sentence, or a sentence restating most of the answer's."""
+    return local >= 2 or (local >= 1 and shared >= 2) or (shared >= 3 and shared >= 0.6 * answer_stems)
+
+
+def strongest_rival(scored: list[tuple[int, int, _T]], agree: Callable[[_T, _T], object]) -> _T | None:
+    """The candidate with the most (local, shared) evidence, or None when there is none or when another
+    candidate with the same evidence does not `agree` with it: then the context itself is ambiguous."""
+    if not scored:
+        return None
+    # A stable sort: among equal evidence the earliest candidate (context order) wins.
+    ranked = sorted(scored, key=lambda item: (item[0], item[1]), reverse=True)
+    best_local, best_shared, best = ranked[0]
+    for local, shared, other in ranked[1:]:
+        if (local, shared) != (best_local, best_shared):
+            break
+        if not agree(other, best):
+            return None
+    return best
 
 
 _WORD_OR_BREAK_RE = re.compile(r"[A-Za-z][A-Za-z'’]*|[,;:()\[\]{}|\"“”—–.!?]")

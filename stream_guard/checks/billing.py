@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from stream_guard.checks.alignment import ContradictionView
+from stream_guard.checks.alignment import ContradictionView, contradiction_finding
 from stream_guard.inspection import Inspection
-from stream_guard.report import Finding, FindingType
+from stream_guard.report import Finding
 from stream_guard.text import stem
 
 CYCLES = ("weekly", "monthly", "quarterly", "annual")
@@ -154,18 +154,16 @@ def _contradicting_sentence(
 def _finding(
     view: ContradictionView, statement: str, mention: CycleMention, source_id: int, source_mentions: list[CycleMention]
 ) -> Finding:
-    source = view.sentence(source_id)
     theirs = source_mentions[0]
-    return Finding(
-        type=FindingType.CONTRADICTION,
+    return contradiction_finding(
+        view,
+        source_id,
         kind="billing",
         statement=statement,
-        source=source.text,
         evidence=(
             f"answer bills {_ADVERB[mention.cycle]} ('{mention.text}') but the source bills "
             f"{_ADVERB[theirs.cycle]} ('{theirs.text}')"
         ),
         answer_value=mention.cycle,
         source_value=theirs.cycle,
-        chunk_id=source.chunk_id,
     )

@@ -15,10 +15,17 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from stream_guard.checks.alignment import ContradictionView, clause_stems, surface_words
+from stream_guard.checks.alignment import (
+    ContradictionView,
+    clause_stems,
+    contradiction_finding,
+    strongest_rival,
+    surface_words,
+    tied_to_subject,
+)
 from stream_guard.inspection import Inspection
 from stream_guard.quantities import UNITS
-from stream_guard.report import Finding, FindingType
+from stream_guard.report import Finding
 
 _MONTH_NUMBER = {
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10,
@@ -199,18 +206,10 @@ def _best_rival(d: DateMention, rivals: list[_Placed], overlaps: dict[int, int],
     for p in rivals:
         local = len(d.subject & p.date.subject)
         shared = overlaps.get(p.sentence, 0)
-        if local >= 2 or (local >= 1 and shared >= 2) or (shared >= 3 and shared >= 0.6 * answer_stems):
+        if tied_to_subject(local, shared, answer_stems):
             scored.append((local, shared, p))
-    if not scored:
-        return None
-    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
-    best_local, best_shared, best = scored[0]
-    for local, shared, other in scored[1:]:
-        if (local, shared) != (best_local, best_shared):
-            break
-        if not dates_agree(other.date, best.date):
-            return None  # the context itself gives two dates for this subject
-    return best
+    # `dates_agree` is None for dates that share no part: two such context dates count as disagreeing.
+    return strongest_rival(scored, lambda a, b: dates_agree(a.date, b.date))
 
 
 def _source_literal(answer: DateMention, source: DateMention) -> str:
@@ -224,16 +223,14 @@ def _source_literal(answer: DateMention, source: DateMention) -> str:
 
 
 def _finding(view: ContradictionView, statement: str, d: DateMention, rival: _Placed) -> Finding:
-    source = view.sentence(rival.sentence)
     subject = surface_words(statement, d.subject & rival.date.subject) or "the same event"
     source_value = _source_literal(d, rival.date)
-    return Finding(
-        type=FindingType.CONTRADICTION,
+    return contradiction_finding(
+        view,
+        rival.sentence,
         kind="date",
         statement=statement,
-        source=source.text,
         evidence=f"answer dates '{subject}' to '{d.text}' but the source says '{source_value}'",
         answer_value=d.text,
         source_value=source_value,
-        chunk_id=source.chunk_id,
     )

@@ -29,9 +29,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from stream_guard.checks.alignment import FILLER_STEMS, ContradictionView
+from stream_guard.checks.alignment import FILLER_STEMS, ContradictionView, contradiction_finding
 from stream_guard.inspection import Inspection
-from stream_guard.report import Finding, FindingType
+from stream_guard.report import Finding
 from stream_guard.text import NEGATORS, STOP_WORDS, stem
 
 _TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[.,;:()\[\]{}—–?!\"“”]")
@@ -372,9 +372,8 @@ class _Pairing:
 
 
 def _finding(view: ContradictionView, statement: str, flip: _Flip) -> Finding:
-    source = view.sentence(flip.context_id)
     answer_value = statement[flip.answer.span[0] : flip.answer.span[1]]
-    source_value = source.text[flip.source.span[0] : flip.source.span[1]]
+    source_value = view.sentence(flip.context_id).text[flip.source.span[0] : flip.source.span[1]]
     if flip.relation == "source_affirms":
         evidence = f"the answer denies it ('{answer_value}') but the source affirms it ('{source_value}')"
     elif flip.relation == "source_denies":
@@ -382,13 +381,12 @@ def _finding(view: ContradictionView, statement: str, flip: _Flip) -> Finding:
     else:
         evidence = f"the answer says '{answer_value}' where the source says the opposite ('{source_value}')"
     word = answer_value.split()[-1] if answer_value.split() else flip.head
-    return Finding(
-        type=FindingType.CONTRADICTION,
+    return contradiction_finding(
+        view,
+        flip.context_id,
         kind="negation",
         statement=statement,
-        source=source.text,
         evidence=f"negation flip on '{word}': {evidence}",
         answer_value=answer_value,
         source_value=source_value,
-        chunk_id=source.chunk_id,
     )

@@ -17,10 +17,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stream_guard.checks.alignment import ContradictionView, surface_words
+from stream_guard.checks.alignment import (
+    ContradictionView,
+    contradiction_finding,
+    strongest_rival,
+    surface_words,
+    tied_to_subject,
+)
 from stream_guard.inspection import Inspection
 from stream_guard.quantities import Quantity, comparable, values_agree, written_in
-from stream_guard.report import Finding, FindingType
+from stream_guard.report import Finding
 
 
 @dataclass(frozen=True)
@@ -108,9 +114,7 @@ def _same_subject(q: Quantity, rival: _Placed, overlaps: dict[int, int], answer_
     if q.unit is None:
         # Bare counts are common and loosely attached ("3 children", "3 times"); ask for both kinds.
         return (local, shared) if local >= 1 and shared >= 2 else None
-    if local >= 2 or (local >= 1 and shared >= 2) or (shared >= 3 and shared >= 0.6 * answer_stems):
-        return local, shared
-    return None
+    return (local, shared) if tied_to_subject(local, shared, answer_stems) else None
 
 
 def _best_rival(q: Quantity, pool: list[_Placed], overlaps: dict[int, int], answer_stems: int) -> _Placed | None:
@@ -119,17 +123,7 @@ def _best_rival(q: Quantity, pool: list[_Placed], overlaps: dict[int, int], answ
         evidence = _same_subject(q, placed, overlaps, answer_stems)
         if evidence is not None:
             scored.append((*evidence, placed))
-    if not scored:
-        return None
-    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
-    best_local, best_shared, best = scored[0]
-    # Two different values equally tied to the subject: the context itself is ambiguous here.
-    for local, shared, other in scored[1:]:
-        if (local, shared) != (best_local, best_shared):
-            break
-        if not values_agree(other.quantity, best.quantity):
-            return None
-    return best
+    return strongest_rival(scored, lambda a, b: values_agree(a.quantity, b.quantity))
 
 
 def _swapped(
@@ -186,39 +180,36 @@ def _subject_words(statement: str, *quantities: Quantity) -> str:
 
 
 def _numeric_finding(view: ContradictionView, statement: str, q: Quantity, rival: _Placed) -> Finding:
-    source = view.sentence(rival.sentence)
-    return Finding(
-        type=FindingType.CONTRADICTION,
-        kind="numeric",
-        statement=statement,
-        source=source.text,
-        evidence=(
-            f"answer says '{q.text}' but the source says '{rival.quantity.text}' "
-            f"for '{_subject_words(statement, q, rival.quantity)}'"
-        ),
-        answer_value=q.text,
-        source_value=rival.quantity.text,
-        chunk_id=source.chunk_id,
+    evidence = (
+        f"answer says '{q.text}' but the source says '{rival.quantity.text}' "
+        f"for '{_subject_words(statement, q, rival.quantity)}'"
     )
+    return _quantity_finding(view, "numeric", statement, q, rival, evidence)
 
 
 def _swap_finding(
     view: ContradictionView, statement: str, q: Quantity, rival: _Placed, agreeing: list[_Placed]
 ) -> Finding:
-    source = view.sentence(rival.sentence)
     owner = max(agreeing, key=lambda p: len(p.quantity.subject - rival.quantity.subject))
     owner_words = surface_words(_source_text(view, owner), owner.quantity.subject - rival.quantity.subject)
     subject = _subject_words(statement, q, rival.quantity)
-    return Finding(
-        type=FindingType.CONTRADICTION,
-        kind="swapped_value",
+    evidence = (
+        f"answer gives '{q.text}' to '{subject}', but the source gives '{owner.quantity.text}' to "
+        f"'{owner_words or 'something else'}' and '{rival.quantity.text}' to '{subject}'"
+    )
+    return _quantity_finding(view, "swapped_value", statement, q, rival, evidence)
+
+
+def _quantity_finding(
+    view: ContradictionView, kind: str, statement: str, q: Quantity, rival: _Placed, evidence: str
+) -> Finding:
+    # Both kinds are patched the same way: the answer's literal value is replaced by the rival's.
+    return contradiction_finding(
+        view,
+        rival.sentence,
+        kind=kind,
         statement=statement,
-        source=source.text,
-        evidence=(
-            f"answer gives '{q.text}' to '{subject}', but the source gives '{owner.quantity.text}' to "
-            f"'{owner_words or 'something else'}' and '{rival.quantity.text}' to '{subject}'"
-        ),
+        evidence=evidence,
         answer_value=q.text,
         source_value=rival.quantity.text,
-        chunk_id=source.chunk_id,
     )

@@ -23,6 +23,13 @@ SEED = (
     "The seminal work was published by Dr. James Harrison and Dr. Wei Liu in arXiv:2204.09876, "
     "at DeepMind Research Institute."
 )
+# What every backend must find in SEED (the seed library's own example).
+SEED_ENTITIES = (
+    ("Dr. James Harrison", PERSON),
+    ("Dr. Wei Liu", PERSON),
+    ("arXiv:2204.09876", CITATION),
+    ("DeepMind Research Institute", ORG),
+)
 SEED_CONTEXT = "Recent studies show transformer models achieve 94% accuracy on NER tasks."
 
 
@@ -69,10 +76,8 @@ def test_url_keeps_balanced_parentheses_and_drops_sentence_punctuation() -> None
 
 def test_regex_finds_titled_people_orgs_and_citations() -> None:
     found = texts(RegexRecognizer().extract([SEED])[0])
-    assert ("Dr. James Harrison", PERSON) in found
-    assert ("Dr. Wei Liu", PERSON) in found
-    assert ("arXiv:2204.09876", CITATION) in found
-    assert ("DeepMind Research Institute", ORG) in found
+    for entity in SEED_ENTITIES:
+        assert entity in found
 
 
 def test_regex_finds_multi_word_names_and_suffixed_orgs() -> None:
@@ -136,10 +141,8 @@ def test_spacy_available_flag_is_a_bool() -> None:
 
 def test_spacy_seed_example() -> None:
     found = texts(_spacy_or_skip().extract([SEED])[0])
-    assert ("Dr. James Harrison", PERSON) in found
-    assert ("Dr. Wei Liu", PERSON) in found
-    assert ("arXiv:2204.09876", CITATION) in found
-    assert ("DeepMind Research Institute", ORG) in found
+    for entity in SEED_ENTITIES:
+        assert entity in found
 
 
 def test_spacy_runs_only_the_ner_pipe_and_is_cached() -> None:

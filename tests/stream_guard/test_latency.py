@@ -1,0 +1,110 @@
+"""Latency histograms: quantile accuracy, windows, merging, and valid Prometheus text."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from stream_guard.latency import Histogram, LatencyRegistry, WindowedHistogram, merged, render_prometheus
+
+
+def exact_quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, int(-(-q * len(ordered) // 1)) - 1)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_quantiles_are_within_a_few_percent_of_exact(seed: int) -> None:
+    rng = random.Random(seed)
+    values = [rng.lognormvariate(2.5, 0.8) for _ in range(5000)]
+    hist = Histogram()
+    for v in values:
+        hist.record(v)
+    for q in (0.5, 0.95, 0.99):
+        assert hist.quantile(q) == pytest.approx(exact_quantile(values, q), rel=0.06)
+    assert hist.count == 5000
+    assert hist.max_ms == pytest.approx(max(values))
+
+
+def test_empty_and_degenerate_histograms() -> None:
+    hist = Histogram()
+    assert hist.quantile(0.99) is None
+    assert hist.summary() == {"count": 0}
+    hist.record(float("nan"))  # never counted
+    hist.record(-3.0)  # clock skew: clamped to zero, still counted
+    assert hist.count == 1 and hist.quantile(0.5) == 0.0
+
+
+def test_quantile_is_clamped_to_observed_range() -> None:
+    hist = Histogram()
+    for _ in range(10):
+        hist.record(7.0)
+    assert hist.quantile(0.5) == 7.0 and hist.quantile(0.99) == 7.0
+
+
+def test_merge_equals_recording_everything_once() -> None:
+    a, b, both = Histogram(), Histogram(), Histogram()
+    for i in range(1, 200):
+        (a if i % 2 else b).record(float(i))
+        both.record(float(i))
+    combined = merged([a, b])
+    assert combined.count == both.count and combined.sum_ms == pytest.approx(both.sum_ms)
+    assert combined.quantile(0.99) == both.quantile(0.99)
+    assert combined.cumulative_prom_counts() == both.cumulative_prom_counts()
+
+
+def test_window_forgets_old_intervals_but_total_does_not() -> None:
+    w = WindowedHistogram(slots=2)
+    for _ in range(100):
+        w.record(500.0)  # a bad interval
+    w.rotate()
+    for _ in range(100):
+        w.record(5.0)
+    assert w.recent().quantile(0.99) == pytest.approx(500.0, rel=0.05)
+    w.rotate()  # the bad interval leaves the ring
+    assert w.recent().quantile(0.99) == pytest.approx(5.0, rel=0.05)
+    assert w.total.count == 200
+
+
+def test_registry_summaries_carry_interval_recent_and_lag() -> None:
+    reg = LatencyRegistry(window_slots=3)
+    for i in range(50):
+        reg.observe("answers-by-q", 1, processing_ms=2.0 + i % 3, end_to_end_ms=10.0 + i, routing="accept")
+    reg.observe("answers-by-q", 1, processing_ms=3.0, end_to_end_ms=None, routing="discard")
+    reg.set_lag("answers-by-q", 1, 7)
+    reg.set_lag("rag.answers", 0, -2)
+    [summary] = reg.summaries(worker="w1", at_ms=1000, interval_s=10.0)
+    assert summary["partition"] == 1 and summary["lag"] == 7 and summary["window_s"] == 30.0
+    assert summary["interval"]["processing_ms"]["count"] == 51
+    assert summary["interval"]["end_to_end_ms"]["count"] == 50
+    assert summary["routing_total"] == {"accept": 50, "discard": 1}
+    assert reg.lag[("rag.answers", 0)] == 0
+    reg.forget_lag([("answers-by-q", 1)])
+    assert ("rag.answers", 0) not in reg.lag
+
+
+def test_prometheus_text_parses_and_has_cumulative_buckets() -> None:
+    parser = pytest.importorskip("prometheus_client.parser")
+    reg = LatencyRegistry()
+    for ms in (0.5, 3.0, 30.0, 120.0, 90_000.0):
+        reg.observe('we"ird\\topic', 0, processing_ms=ms, end_to_end_ms=ms * 2, routing="accept")
+    reg.set_lag("rag.answers", 2, 5)
+    reg.dead_letters["decode"] += 3
+    reg.alerts["critical_risk"] += 1
+    reg.alerts_suppressed["critical_risk"] += 2
+    text = render_prometheus(reg, budget_ms=50.0, extra_gauges={"stream_guard_uptime_seconds": 12.5})
+    families = {f.name: f for f in parser.text_string_to_metric_families(text)}
+    hist = families["stream_guard_processing_seconds"]
+    buckets = [s for s in hist.samples if s.name.endswith("_bucket")]
+    assert [s.value for s in buckets] == sorted(s.value for s in buckets)  # cumulative
+    assert buckets[-1].labels["le"] == "+Inf" and buckets[-1].value == 5
+    assert buckets[0].labels["topic"] == 'we"ird\\topic'
+    count = next(s for s in hist.samples if s.name.endswith("_count"))
+    assert count.value == 5
+    lag = families["stream_guard_consumer_lag"].samples[0]
+    assert lag.labels == {"topic": "rag.answers", "partition": "2"} and lag.value == 5
+    assert families["stream_guard_dead_letters"].samples[0].value == 3
+    assert families["stream_guard_latency_budget_seconds"].samples[0].value == 0.05
+    quantiles = families["stream_guard_latency_recent_seconds"].samples
+    assert {s.labels["quantile"] for s in quantiles} == {"0.5", "0.95", "0.99"}

@@ -1,0 +1,82 @@
+"""Stream settings: precedence file < env < flags, strict parsing, validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from stream_guard.settings import StreamSettings, TopicNames, load_settings, settings_from_env, settings_from_mapping
+
+
+def test_defaults_are_valid_and_name_the_issue_topics() -> None:
+    s = load_settings()
+    assert s.topics == TopicNames()
+    assert (s.topics.answers, s.topics.verdicts, s.topics.alerts, s.topics.dlq, s.topics.metrics) == (
+        "rag.answers", "guard.verdicts", "guard.alerts", "guard.dlq", "guard.metrics")
+    assert s.by_question_topic == "stream-guard-answers-by-question"
+    assert s.broker is None
+
+
+def test_precedence_file_then_env_then_flags() -> None:
+    doc = {"stream": {"partitions": 8, "batch_max": 16, "topics": {"verdicts": "file.verdicts"}}}
+    env = {"STREAM_GUARD_PARTITIONS": "6", "STREAM_GUARD_TOPIC_VERDICTS": "env.verdicts", "PATH": "/bin"}
+    s = load_settings(doc, env, {"partitions": 2, "broker": None})
+    assert s.partitions == 2  # flag wins
+    assert s.batch_max == 16  # only the file set it
+    assert s.topics.verdicts == "env.verdicts"  # env beats file
+    assert s.topics.alerts == "guard.alerts"
+
+
+def test_env_values_are_coerced_and_foreign_variables_ignored() -> None:
+    env = {
+        "STREAM_GUARD_BROKER": "kafka-0:9092,kafka-1:9092",
+        "STREAM_GUARD_WEB_ENABLED": "false",
+        "STREAM_GUARD_LATENCY_BUDGET_MS": "120.5",
+        "STREAM_GUARD_DATA": "/data/labelled",  # the benchmark's variable, not a setting
+        "STREAM_GUARD_TANSU_BIN": "/usr/bin/tansu",
+    }
+    s = load_settings(env=env)
+    assert s.broker == "kafka-0:9092,kafka-1:9092"
+    assert s.web_enabled is False
+    assert s.latency_budget_ms == 120.5
+    assert "data" not in settings_from_env(env)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"partitions": "many"}, "expected an integer"),
+        ({"partitions": True}, "expected an integer"),
+        ({"web_enabled": "maybe"}, "expected a boolean"),
+        ({"latency_budget_ms": "nan"}, "finite number"),
+        ({"colour": "blue"}, "unknown stream setting"),
+        ({"topics": {"answerz": "x"}}, "unknown topic key"),
+        ({"topics": "rag"}, "table of topic names"),
+    ],
+)
+def test_bad_values_are_rejected_with_the_setting_named(data: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        settings_from_mapping(data)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"partitions": 0},
+        {"broker": "no-port"},
+        {"topics": {"verdicts": "bad topic!"}},
+        {"topics": {"verdicts": "rag.answers"}},
+        {"web_port": 70000},
+        {"heartbeat_interval_s": 40, "session_timeout_s": 30},
+        {"batch_within_ms": 0},
+    ],
+)
+def test_validation_refuses_unworkable_settings(overrides: dict) -> None:
+    with pytest.raises(ValueError):
+        load_settings(overrides=overrides)
+
+
+def test_with_overrides_keeps_other_fields() -> None:
+    s = StreamSettings(app_id="guard-a").with_overrides(broker="127.0.0.1:9092")
+    assert s.app_id == "guard-a" and s.broker == "127.0.0.1:9092"
+    assert s.by_question_topic == "guard-a-answers-by-question"
+    assert s.batch_within_s == pytest.approx(0.01)
