@@ -37,7 +37,9 @@ class SignalWeights:
     fabricated_citation: float = 0.85
     wrong_chunk_citation: float = 0.60
     confident_but_unfaithful: float = 0.70
-    drift: float = 0.55
+    # Below the flag threshold on purpose: drift alone is an operator's signal (medium risk, an alert),
+    # not proof that this answer is wrong; with weak grounding or a contradiction it tips the score.
+    drift: float = 0.30
     irrelevant_context: float = 0.35
     grounding_bias: float = -3.76
     grounding_ungrounded_fraction: float = 1.63

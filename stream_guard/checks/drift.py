@@ -22,6 +22,7 @@ from stream_guard.fingerprint import distance, fingerprint
 from stream_guard.history import Fingerprint
 from stream_guard.inspection import Inspection
 from stream_guard.report import CheckResult
+from stream_guard.text import normalize_question
 
 
 def _medoid_index(window: Sequence[Fingerprint], pairwise: list[list[float]]) -> int:
@@ -38,7 +39,11 @@ def consensus(window: Sequence[Fingerprint], threshold: float) -> list[Fingerpri
     """The medoid of `window` and every entry within `threshold` of it, oldest first."""
     if len(window) <= 2:
         return list(window)
-    pairwise = [[distance(a, b) if i != j else 0.0 for j, b in enumerate(window)] for i, a in enumerate(window)]
+    n = len(window)
+    pairwise = [[0.0] * n for _ in range(n)]
+    for i in range(n):  # distance is symmetric: compute each pair once
+        for j in range(i + 1, n):
+            pairwise[i][j] = pairwise[j][i] = distance(window[i], window[j])
     centre = _medoid_index(window, pairwise)
     return [fp for j, fp in enumerate(window) if pairwise[centre][j] <= threshold]
 
@@ -60,6 +65,9 @@ class DriftCheck:
         base: dict[str, Any] = {"history": len(history), "min_history": cfg.drift_min_history}
         if not inspection.answer.strip():
             return self._quiet(base | {"reason": "empty answer"}, started)
+        if not normalize_question(inspection.question):
+            # No question, no "same question": summaries of different documents must not share a history.
+            return self._quiet(base | {"reason": "no question to compare answers for"}, started)
         if len(history) < cfg.drift_min_history:
             return self._quiet(base | {"reason": "not enough history"}, started)
 

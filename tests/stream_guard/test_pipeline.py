@@ -118,3 +118,27 @@ def test_verdict_serializes_every_field_consumers_rely_on(guard):
     assert set(body["checks"]) == {"confidence", "faithfulness", "contradiction", "entities", "citations",
                                    "relevance", "drift"}
     assert verdict.to_json().startswith(b"{")
+
+
+def test_drift_alone_is_reported_but_a_grounded_answer_is_not_rewritten(guard):
+    # Three delivered answers say one thing; a fourth, fully grounded in the same context, says another.
+    context = ("Standard shipping takes 5 business days. Express shipping takes 2 business days.",)
+    first = "Standard shipping takes 5 business days."
+    other = "Express shipping takes 2 business days."
+    history = []
+    for i in range(3):
+        _, record = guard.evaluate(AnswerEvent(event_id=f"s{i}", question="How long is shipping?",
+                                               context=context, answer=first), history)
+        history.append(record)
+    verdict, _ = guard.evaluate(AnswerEvent(event_id="s-new", question="How long is shipping?",
+                                            context=context, answer=other), history)
+    assert "drift" in verdict.triggered and verdict.risk == "medium"
+    assert verdict.routing == "accept" and verdict.delivered_answer == other
+
+
+def test_answers_without_a_question_never_share_drift_history(guard):
+    # Summaries carry no question: different documents' summaries must not be compared with each other.
+    events = [AnswerEvent(event_id=f"sum{i}", question="", context=(f"Report {i}: revenue grew {i + 3}%.",),
+                          answer=f"Revenue grew {i + 3}%.") for i in range(6)]
+    verdicts, _ = guard.evaluate_batch(events, {})
+    assert all("drift" not in v.triggered for v in verdicts)
