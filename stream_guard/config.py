@@ -104,4 +104,6 @@ def load_config(path: str | Path, base: DetectorConfig | None = None) -> Detecto
     """Load `[detector]` (or top-level keys) from a TOML file."""
     with open(path, "rb") as fh:
         doc = tomllib.load(fh)
-    return config_from_mapping(doc.get("detector", doc), base)
+    # One file may configure both the detector and the streaming service ([stream], read by settings.py).
+    detector = doc["detector"] if "detector" in doc else {k: v for k, v in doc.items() if k != "stream"}
+    return config_from_mapping(detector, base)

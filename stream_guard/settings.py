@@ -60,6 +60,9 @@ class StreamSettings:
     batch_max: int = 32
     batch_within_ms: int = 10
 
+    # Where the checks run: "process" (a child process: the event loop keeps its own core) or "thread".
+    executor: str = "process"
+
     # An alert fires when a partition's end-to-end p99 over the recent window passes the budget.
     latency_budget_ms: float = 250.0
     latency_min_samples: int = 20
@@ -114,6 +117,8 @@ class StreamSettings:
                      "heartbeat_interval_s", "commit_interval_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
+        if self.executor not in ("thread", "process"):
+            raise ValueError(f"executor must be thread or process, got {self.executor!r}")
         if not 0 <= self.web_port <= 65535:
             raise ValueError(f"web_port must be 0-65535, got {self.web_port}")
         if self.heartbeat_interval_s >= self.session_timeout_s:

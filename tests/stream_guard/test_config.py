@@ -33,3 +33,9 @@ def test_toml_unknown_key_is_rejected(tmp_path):
     path.write_text("[detector]\nconfidence_treshold = 0.5\n")
     with pytest.raises(ValueError, match="confidence_treshold"):
         load_config(path)
+
+
+def test_a_file_with_only_a_stream_table_leaves_detector_defaults(tmp_path):
+    path = tmp_path / "guard.toml"
+    path.write_text("[stream]\nbatch_max = 8\n")
+    assert load_config(path) == DetectorConfig()
