@@ -23,8 +23,6 @@ import os
 import socket
 import time
 import weakref
-from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -32,15 +30,16 @@ import faust
 import faust.streams
 import orjson
 
+from agents.batching import greedy_batches
+from agents.judge import Judge
 from agents.transport import GuardApp
-from stream_guard.alerts import Alert, LatencyBudgetMonitor, alerts_for_verdict, already_sent, sent_record
+from stream_guard.alerts import Alert, LatencyBudgetMonitor, already_sent, sent_record
 from stream_guard.deadletter import Source, dead_letter, encode
-from stream_guard.events import AnswerEvent, EventError, Limits, decode_event
+from stream_guard.events import EventError, Limits, decode_event
 from stream_guard.latency import LatencyRegistry, render_prometheus
-from stream_guard.pipeline import EventFailure, Guard
+from stream_guard.judging import Judged
 from stream_guard.settings import StreamSettings
 from stream_guard.text import question_hash
-from stream_guard.verdict import Verdict
 
 log = logging.getLogger("agents.app")
 
@@ -66,9 +65,8 @@ def acting_for(event: faust.EventT) -> Iterator[None]:
     """Make `event` Faust's current event while touching tables.
 
     Faust routes every table read and write (the RocksDB partition file and the changelog partition) by
-    the *current event's* partition. `take_events` hands batches to the agent outside the stream's own
-    iteration, where there is no current event, so we set it explicitly, per partition group, and restore
-    it after. This is the private ContextVar behind `faust.current_event()` (faust-streaming 0.15.3).
+    the *current event's* partition. Our batches are judged outside the stream's own iteration, where
+    there is no current event (or the wrong one), so we set it explicitly, per key, and restore it after. This is the private ContextVar behind `faust.current_event()` (faust-streaming 0.15.3).
     """
     token = faust.streams._current_event.set(weakref.ref(event))
     try:
@@ -148,7 +146,7 @@ def faust_options(settings: StreamSettings) -> dict[str, Any]:
         "consumer_max_fetch_size": settings.max_message_bytes,
         "producer_max_request_size": settings.max_message_bytes,
         "producer_acks": -1,
-        "producer_linger": 0.0,
+        "producer_linger": settings.producer_linger_ms / 1000.0,
         # The demo and the benchmark start from empty topics; seconds of idle polling would be latency.
         "stream_recovery_delay": 0.5,
         "table_cleanup_interval": 300.0,
@@ -157,27 +155,38 @@ def faust_options(settings: StreamSettings) -> dict[str, Any]:
 
 
 @dataclass
+class _Batch:
+    """A judged batch on its way out: sends to wait for, state to write after, events to acknowledge."""
+
+    events: list[faust.EventT]
+    pending: list[asyncio.Future[Any]]
+    history: list[tuple[str, faust.EventT, bytes]] = field(default_factory=list)
+    alerts: list[tuple[Alert, faust.EventT, int]] = field(default_factory=list)
+    items: list[Judged] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+
+
+@dataclass
 class GuardService:
     """One worker's Faust app plus what its agents share: the core, the executor and the measurements."""
 
     settings: StreamSettings
-    guard: Guard
+    judge: Judge
     worker: str
     app: faust.App = field(init=False)
     registry: LatencyRegistry = field(init=False)
     budget: LatencyBudgetMonitor = field(init=False)
     positions: dict[tuple[str, int], int] = field(default_factory=dict)
-    pool: ThreadPoolExecutor = field(init=False)
     started_ms: int = field(default_factory=now_ms)
+    # State a batch in flight has decided but not yet written to the tables (see _judge).
+    _history_overlay: dict[str, bytes] = field(default_factory=dict)
+    _alerts_overlay: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         s = self.settings
         self.registry = LatencyRegistry(window_slots=s.latency_window_slots)
         self.budget = LatencyBudgetMonitor(s.latency_budget_ms, min_samples=s.latency_min_samples)
-        # One thread: the checks hold the GIL, so more threads would only contend; what matters is that
-        # the event loop keeps heartbeating and fetching while a batch is judged.
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge")
-        self.limits: Limits = self.guard.config.limits
+        self.limits: Limits = self.judge.config.limits
         self.app = app = GuardApp(s.app_id, fetch_max_wait_ms=s.fetch_max_wait_ms, **faust_options(s))
         self.answers = app.topic(s.topics.answers, schema=raw_schema(), partitions=s.answers_partitions)
         self.by_question = app.topic(s.by_question_topic, schema=raw_schema(), partitions=s.partitions)
@@ -222,10 +231,12 @@ class GuardService:
 
     async def _intake(self, stream: faust.StreamT) -> None:
         s = self.settings
-        async for events in stream.take_events(s.batch_max, within=s.batch_within_s):
+        stream = stream.noack()
+        async for events in greedy_batches(stream, s.batch_max, s.batch_within_s):
             pending = [await self._intake_one(event) for event in events]
             await asyncio.gather(*pending)
             for event in events:
+                await stream.ack(event)
                 self._advance(event.message)
 
     async def _intake_one(self, event: faust.EventT) -> asyncio.Future[Any]:
@@ -249,111 +260,114 @@ class GuardService:
     # --- judge: the core, the tables, the verdicts -------------------------------------------------------------
 
     async def _judge(self, stream: faust.StreamT) -> None:
+        """Judge batch N+1 while batch N's verdicts travel to the broker.
+
+        Batches come unacknowledged (`noack`); a batch's input events are acknowledged by its finisher,
+        only after the broker has acknowledged every verdict, alert and dead letter the batch caused. At most
+        one finisher is in flight, and they run in order.
+        """
         s = self.settings
-        async for events in stream.take_events(s.batch_max, within=s.batch_within_s):
-            groups: dict[int, list[faust.EventT]] = defaultdict(list)
-            for event in events:
-                groups[event.message.partition].append(event)
-            for group in groups.values():
-                try:
-                    await self._judge_group(group)
-                except Exception as exc:  # a bug outside the core: dead-letter the group, keep going
-                    log.exception("judge failed on a batch of %d", len(group))
-                    await asyncio.gather(*[
-                        await self._dead_letter(e.message, field_="$", reason=f"{type(exc).__name__}: {exc}",
-                                                stage="judge")
-                        for e in group
-                    ])
-                for event in group:
-                    self._advance(event.message)
-
-    async def _judge_group(self, group: Sequence[faust.EventT]) -> None:
-        started = time.perf_counter()
-        anchor = group[-1]
-        pending: list[asyncio.Future[Any]] = []
-        judged: list[tuple[faust.EventT, AnswerEvent, Source]] = []
-        for event in group:
-            source = source_of(event.message)
+        previous: asyncio.Future[None] | None = None
+        stream = stream.noack()
+        async for events in greedy_batches(stream, s.batch_max, s.batch_within_s):
             try:
-                judged.append((event, decode_event(event.message.value, self.limits), source))
-            except EventError as exc:  # only if the limits changed between intake and judge
-                pending.append(await self._dead_letter(event.message, field_=exc.field, reason=exc.reason,
-                                                       stage="decode", source=source))
-        answers = [answer for _, answer, _ in judged]
-        keys = {question_hash(a.tenant, a.question) for a in answers}
-        with acting_for(anchor):
-            histories = {key: _load_history(self.history.get(key.encode())) for key in keys}
-        results, updated = await self._evaluate(answers, histories)
+                batch = await self._judge_batch(events)
+            except Exception as exc:  # a bug outside the core: dead-letter the batch, keep going
+                log.exception("judge failed on a batch of %d", len(events))
+                batch = _Batch(list(events), [
+                    await self._dead_letter(e.message, field_="$", reason=f"{type(exc).__name__}: {exc}",
+                                            stage="judge")
+                    for e in events
+                ])
+            if previous is not None:
+                await previous
+            previous = asyncio.ensure_future(self._finish(stream, batch))
+        if previous is not None:
+            await previous
 
-        sent_alerts: list[Alert] = []
-        seen_now: set[str] = set()
-        at = now_ms()
-        for (event, answer, source), result in zip(judged, results):
-            if isinstance(result, EventFailure):
-                pending.append(await self._dead_letter(event.message, field_="$", reason=result.error,
-                                                       stage="judge", source=source, event_id=answer.event_id))
-                continue
-            pending.append(await self._send(self.verdicts, result.question_hash.encode(), result.to_json()))
-            for alert in alerts_for_verdict(result.to_dict(), at):
+    async def _judge_batch(self, events: Sequence[faust.EventT]) -> _Batch:
+        """Read state, hand the raw batch to the judge, queue every send; returns what the finisher must wait
+        for and write.
+
+        The message key is the question hash (the intake set it), so state is read without decoding here.
+        Table reads go through an event of the key's own partition (see acting_for). Histories that a batch
+        still in flight changed but has not written yet come from the overlay, so a question's events see
+        each other in order across batches.
+        """
+        batch = _Batch(list(events), [])
+        anchors: dict[str, faust.EventT] = {}  # question hash -> an event of its partition
+        for event in events:
+            key = event.message.key
+            if isinstance(key, bytes):
+                anchors[key.decode("utf-8", "replace")] = event
+        histories: dict[str, bytes | None] = {}
+        for key, anchor in anchors.items():
+            if key in self._history_overlay:
+                histories[key] = self._history_overlay[key]
+            else:
                 with acting_for(anchor):
-                    seen = already_sent(self.alerts_sent.get(alert.alert_id.encode()), at,
-                                        self.settings.alert_dedupe_ttl_s * 1000)
-                if seen or alert.alert_id in seen_now:
+                    histories[key] = self.history.get(key.encode())
+        at = now_ms()
+        judged = await self.judge.judge([e.message.value for e in events], histories, at)
+        for key, raw in judged.histories.items():
+            anchor = anchors.get(key) or next(
+                e for e, item in zip(events, judged.items) if item.question_hash == key)
+            self._history_overlay[key] = raw
+            batch.history.append((key, anchor, raw))
+
+        for event, item in zip(events, judged.items):
+            if not item.ok:
+                batch.pending.append(await self._dead_letter(
+                    event.message, field_=item.error_field or "$", reason=item.error_reason or "unknown",
+                    stage=item.error_stage or "judge", event_id=item.event_id))
+                continue
+            batch.pending.append(await self._send(self.verdicts, (item.question_hash or "").encode(),
+                                                  item.verdict or b""))
+            for alert in item.alerts:
+                if alert.alert_id in self._alerts_overlay:
+                    seen = True
+                else:
+                    with acting_for(event):
+                        seen = already_sent(self.alerts_sent.get(alert.alert_id.encode()), at,
+                                            self.settings.alert_dedupe_ttl_s * 1000)
+                if seen:
                     self.registry.alerts_suppressed[alert.kind] += 1
                     continue
-                seen_now.add(alert.alert_id)
-                sent_alerts.append(alert)
-                pending.append(await self._send(self.alerts, alert.key.encode(), alert.to_json()))
-        await asyncio.gather(*pending)
+                self._alerts_overlay.add(alert.alert_id)
+                batch.alerts.append((alert, event, at))
+                batch.pending.append(await self._send(self.alerts, alert.key.encode(), alert.to_json()))
+        batch.items = judged.items
+        return batch
 
-        # Only after the broker has the verdicts: a crash before this line re-delivers the batch, and the
-        # history gets each delivered answer once; the changelog writes are flushed before the commit.
-        with acting_for(anchor):
-            for key, items in updated.items():
-                self.history[key.encode()] = orjson.dumps(list(items))
-            for alert in sent_alerts:
+    async def _finish(self, stream: faust.StreamT, batch: _Batch) -> None:
+        await asyncio.gather(*batch.pending)
+        # Only now that the broker has the verdicts: a crash before this point re-delivers the batch, and the
+        # history gets each delivered answer once. Faust flushes these changelog writes before it commits.
+        for key, anchor, raw in batch.history:
+            with acting_for(anchor):
+                self.history[key.encode()] = raw
+            if self._history_overlay.get(key) is raw:  # a later batch may have moved it on already
+                del self._history_overlay[key]
+        for alert, event, at in batch.alerts:
+            with acting_for(event):
                 self.alerts_sent[alert.alert_id.encode()] = sent_record(alert, at)
-        for alert in sent_alerts:
+            self._alerts_overlay.discard(alert.alert_id)
             self.registry.alerts[alert.kind] += 1
-        self._observe(anchor.message, judged, results, started)
+        for event in batch.events:
+            await stream.ack(event)
+            self._advance(event.message)
+        self._observe(batch)
 
-    async def _evaluate(
-        self, answers: list[AnswerEvent], histories: dict[str, list[dict[str, Any]]]
-    ) -> tuple[list[Verdict | EventFailure], dict[str, list[dict[str, Any]]]]:
-        if not answers:
-            return [], {}
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(self.pool, self.guard.evaluate_batch, answers, histories)
-        except Exception:
-            log.exception("batch of %d failed; judging one by one", len(answers))
-        # One event the core chokes on (outside its own per-event guard) must not sink its batch-mates.
-        current = dict(histories)
-        results: list[Verdict | EventFailure] = []
-        updated: dict[str, list[dict[str, Any]]] = {}
-        for answer in answers:
-            key = question_hash(answer.tenant, answer.question)
-            try:
-                one, changed = await loop.run_in_executor(
-                    self.pool, self.guard.evaluate_batch, [answer], {key: current.get(key, [])}
-                )
-            except Exception as exc:
-                results.append(EventFailure(answer.event_id, f"{type(exc).__name__}: {exc}"))
-                continue
-            results.extend(one)
-            for k, v in changed.items():
-                current[k] = updated[k] = list(v)
-        return results, updated
-
-    def _observe(self, message: Any, judged: Sequence[tuple[faust.EventT, AnswerEvent, Source]],
-                 results: Sequence[Verdict | EventFailure], started: float) -> None:
-        processing_ms = (time.perf_counter() - started) * 1000.0
+    def _observe(self, batch: _Batch) -> None:
+        """Processing: batch taken to its verdicts acknowledged. End to end: the event's produced_at (else
+        its Kafka timestamp on the answers topic) to its verdict acknowledged."""
+        processing_ms = (time.perf_counter() - batch.started) * 1000.0
         done_ms = time.time() * 1000.0
-        for (_, answer, source), result in zip(judged, results):
-            origin = answer.produced_at_ms if answer.produced_at_ms is not None else source.timestamp_ms
+        for event, item in zip(batch.events, batch.items):
+            origin = item.produced_at_ms if item.produced_at_ms is not None else source_of(event.message).timestamp_ms
             e2e = done_ms - origin if origin is not None else None
-            routing = result.routing if isinstance(result, Verdict) else "failed"
-            self.registry.observe(message.topic, message.partition, processing_ms, e2e, routing)
+            routing = item.routing if item.ok else "failed"
+            self.registry.observe(event.message.topic, event.message.partition, processing_ms, e2e, routing)
 
     def _advance(self, message: Any) -> None:
         self.positions[(message.topic, message.partition)] = message.offset + 1
@@ -426,20 +440,9 @@ def _page(handler: Any) -> Any:
     return get
 
 
-def _load_history(raw: bytes | None) -> list[dict[str, Any]]:
-    if not raw:
-        return []
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:  # a corrupt record costs the question its history, not the worker
-        log.warning("unreadable drift history record dropped")
-        return []
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
 def worker_name(settings: StreamSettings) -> str:
     return os.environ.get("STREAM_GUARD_WORKER_NAME") or f"{socket.gethostname()}-{os.getpid()}"
 
 
-def build_service(settings: StreamSettings, guard: Guard, worker: str | None = None) -> GuardService:
-    return GuardService(settings=settings, guard=guard, worker=worker or worker_name(settings))
+def build_service(settings: StreamSettings, judge: Judge, worker: str | None = None) -> GuardService:
+    return GuardService(settings=settings, judge=judge, worker=worker or worker_name(settings))

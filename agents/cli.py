@@ -247,6 +247,15 @@ def _worker_command(args: argparse.Namespace, broker: str, data_dir: str, web_po
     return cmd
 
 
+def _fast_join_env() -> dict[str, str]:
+    """A lone demo worker: a short session timeout, because joining a group waits for part of it (half, on
+    the embedded broker) and nobody else is in the group to wait for. Explicit settings still win."""
+    env = dict(os.environ)
+    env.setdefault("STREAM_GUARD_SESSION_TIMEOUT_S", "6")
+    env.setdefault("STREAM_GUARD_HEARTBEAT_INTERVAL_S", "1.5")
+    return env
+
+
 def _stop_process(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)  # the worker leaves its group and flushes state
@@ -341,7 +350,7 @@ def cmd_up(argv: Sequence[str]) -> int:
         log_file = stack.enter_context(open(log_path, "ab"))
         proc = subprocess.Popen(_worker_command(args, settings.broker or "", data_dir, web_port),
                                 stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, preexec_fn=die_with_parent)
+                                env=_fast_join_env(), start_new_session=True, preexec_fn=die_with_parent)
         stack.callback(_stop_process, proc)
         _say(f"worker pid {proc.pid}, log {log_path}, metrics http://127.0.0.1:{web_port}/metrics")
         started = time.monotonic()

@@ -34,11 +34,12 @@ def partition_key(line: bytes) -> bytes | None:
     return question_hash(tenant.strip() or "default", question).encode()
 
 
-async def start_producer(broker: str, max_request_size: int = DEFAULT_MAX_MESSAGE_BYTES) -> AIOKafkaProducer:
+async def start_producer(broker: str, max_request_size: int = DEFAULT_MAX_MESSAGE_BYTES, linger_ms: int = 0
+                         ) -> AIOKafkaProducer:
     # acks=all, no idempotence: the embedded broker refuses idempotent producers and the service is
     # at-least-once by design.
     producer = AIOKafkaProducer(bootstrap_servers=broker, acks="all", max_request_size=max_request_size,
-                                linger_ms=5, enable_idempotence=False)
+                                linger_ms=linger_ms, enable_idempotence=False)
     await producer.start()
     return producer
 

@@ -1,4 +1,4 @@
-"""Run one streaming worker in this process: create topics, warm the core up, hand over to Faust's Worker."""
+"""Run one streaming worker in this process: create topics, load the core, hand over to Faust's Worker."""
 
 from __future__ import annotations
 
@@ -9,35 +9,29 @@ import time
 import faust
 
 from agents.app import GuardService, build_service
+from agents.judge import Judge
 from agents.topics import ensure_topics
 from stream_guard.config import DetectorConfig
-from stream_guard.events import parse_event
-from stream_guard.pipeline import Guard
 from stream_guard.settings import StreamSettings
 
 log = logging.getLogger("agents.worker")
 
-_WARMUP = {
-    "event_id": "warmup",
-    "question": "How long is the refund window?",
-    "context": ["Refunds are accepted within 14 days of purchase. Contact Dr. Ada Park at Acme Corp."],
-    "answer": "You can request a refund within 14 days of purchase.",
-}
 
-
-def warm_up(guard: Guard) -> float:
-    """Judge one event before joining the group: loading spaCy and compiling patterns takes seconds, and a
-    first batch that slow would show as a latency spike (or, on a small machine, a missed heartbeat)."""
-    started = time.perf_counter()
-    guard.evaluate_batch([parse_event(_WARMUP)], {})
-    return time.perf_counter() - started
+class _Worker(faust.Worker):
+    def on_setup_root_logger(self, logger: logging.Logger, level: int) -> None:
+        # Faust's terminal spinner sets the root logger to DEBUG so that it can spin on every record: every
+        # aiokafka debug call then builds a LogRecord only for the handler to drop it (~5 % of a busy
+        # worker's CPU, measured). Without the spinner the root logger keeps the level asked for.
+        self.spinner = None
 
 
 def prepare(settings: StreamSettings, config: DetectorConfig, worker: str | None = None) -> GuardService:
-    guard = Guard(config)
-    seconds = warm_up(guard)
-    log.info("core ready in %.2fs (NER %s)", seconds, getattr(guard.detector, "ner_backend", "?"))
-    return build_service(settings, guard, worker)
+    """Load the core (and its model) before joining the group, so the first batch is not the slow one."""
+    started = time.perf_counter()
+    judge = Judge(config, settings.executor)
+    log.info("core ready in %.2fs (%s executor, NER %s)", time.perf_counter() - started, judge.mode,
+             judge.ner_backend)
+    return build_service(settings, judge, worker)
 
 
 def run_worker(settings: StreamSettings, config: DetectorConfig, *, loglevel: str = "info",
@@ -48,11 +42,11 @@ def run_worker(settings: StreamSettings, config: DetectorConfig, *, loglevel: st
     asyncio.set_event_loop(loop)
     loop.run_until_complete(ensure_topics(settings))
     service = prepare(settings, config, worker)
-    faust_worker = faust.Worker(service.app, loglevel=loglevel, loop=loop)
+    faust_worker = _Worker(service.app, loglevel=loglevel, loop=loop)
     try:
         faust_worker.execute_from_commandline()
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else 1
     finally:
-        service.pool.shutdown(wait=False, cancel_futures=True)
+        service.judge.close()
     return 0

@@ -67,6 +67,9 @@ _NEGATIVE_WORDS = NEGATORS | frozenset(
 )
 
 
+_HAS_DIGIT_RE = re.compile(r"\d")
+
+
 def _canonical(value: Decimal) -> str:
     """Shortest plain decimal form: 14.0 -> "14", 49.990 -> "49.99", 1E+3 -> "1000"."""
     if value == value.to_integral_value():
@@ -97,7 +100,7 @@ def key_stems(text: str, limit: int = MAX_KEY_STEMS) -> list[str]:
     stems = [
         stem(w)
         for w in content_words(text)
-        if not any(ch.isdigit() for ch in w) and w not in _NUMBER_WORDS and len(w) > 2
+        if len(w) > 2 and not _HAS_DIGIT_RE.search(w) and w not in _NUMBER_WORDS
     ]
     counts = Counter(stems)
     first_seen = {s: i for i, s in reversed(list(enumerate(stems)))}

@@ -56,9 +56,10 @@ class StreamSettings:
     web_host: str = "127.0.0.1"
     web_port: int = 6066
 
-    # Batching: a judge batch closes at `batch_max` events or `batch_within_ms` after the first one.
+    # Batching: a batch is the first waiting event plus whatever else is already waiting, up to `batch_max`;
+    # `batch_within_ms` > 0 also waits that long after the first event for more (throughput over latency).
     batch_max: int = 32
-    batch_within_ms: int = 10
+    batch_within_ms: int = 0
 
     # Where the checks run: "process" (a child process: the event loop keeps its own core) or "thread".
     executor: str = "process"
@@ -69,9 +70,13 @@ class StreamSettings:
     latency_window_slots: int = 6
     metrics_interval_s: float = 10.0
 
+    # How long the producer holds a message to batch it with others. Each hop pays it, so 0; our own batches
+    # already hand the producer many messages at once, which it packs into few requests regardless.
+    producer_linger_ms: int = 0
+
     # How long a fetch waits at the broker for data. Short, because some brokers (the embedded one) answer
     # at the end of the wait rather than when data arrives; see agents/transport.py.
-    fetch_max_wait_ms: int = 20
+    fetch_max_wait_ms: int = 10
 
     session_timeout_s: float = 30.0
     heartbeat_interval_s: float = 3.0
@@ -113,7 +118,11 @@ class StreamSettings:
                      "latency_min_samples", "latency_window_slots"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
-        for name in ("batch_within_ms", "latency_budget_ms", "metrics_interval_s", "session_timeout_s",
+        if self.producer_linger_ms < 0:
+            raise ValueError("producer_linger_ms must not be negative")
+        if self.batch_within_ms < 0:
+            raise ValueError("batch_within_ms must not be negative")
+        for name in ("latency_budget_ms", "metrics_interval_s", "session_timeout_s",
                      "heartbeat_interval_s", "commit_interval_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")

@@ -67,7 +67,9 @@ def test_bad_values_are_rejected_with_the_setting_named(data: dict, message: str
         {"topics": {"verdicts": "rag.answers"}},
         {"web_port": 70000},
         {"heartbeat_interval_s": 40, "session_timeout_s": 30},
-        {"batch_within_ms": 0},
+        {"batch_within_ms": -1},
+        {"producer_linger_ms": -1},
+        {"executor": "gpu"},
     ],
 )
 def test_validation_refuses_unworkable_settings(overrides: dict) -> None:
@@ -79,4 +81,5 @@ def test_with_overrides_keeps_other_fields() -> None:
     s = StreamSettings(app_id="guard-a").with_overrides(broker="127.0.0.1:9092")
     assert s.app_id == "guard-a" and s.broker == "127.0.0.1:9092"
     assert s.by_question_topic == "guard-a-answers-by-question"
-    assert s.batch_within_s == pytest.approx(0.01)
+    assert s.batch_within_s == 0.0  # greedy batches by default: no waiting for a batch to fill
+    assert s.with_overrides(batch_within_ms=5).batch_within_s == pytest.approx(0.005)

@@ -1,0 +1,323 @@
+"""Streaming throughput and end-to-end latency through a real broker, beside `stream-guard check` offline.
+
+In one run, on the same events (RAGTruth dev by default, repeated with fresh event ids to --events):
+
+- offline: `stream-guard check FILE --ner X` wall time, and with its start-up (imports, spaCy load; measured
+  on a one-line file) taken out, since the workers below are started and warmed up before timing;
+- streaming, one worker and two: produce all events as fast as the producer goes, time from the first send
+  to the last verdict read back; end-to-end per event = verdict's broker timestamp - event's timestamp;
+- paced: spaCy NER, one worker, events sent at --rate per second for --paced-seconds; end-to-end p50/p99,
+  on the dataset events and on short support-desk events (the demo's shape).
+
+Everything shares the machine: broker, workers, this producer and reader. On 2 cores that is the point
+and the limit: a second worker competes with the broker and the producer for the same two cores.
+
+    .venv/bin/python bench/stream_throughput.py [--events 2000] [--rate 200] [--paced-seconds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _data import DATA_DIR, REPO, machine, percentile, write_result  # noqa: E402
+
+from agents.clients import Reader, partition_key, start_producer  # noqa: E402
+from agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port  # noqa: E402
+from agents.topics import ensure_topics  # noqa: E402
+from stream_guard.settings import load_settings  # noqa: E402
+
+PARTITIONS = 4
+WORKER_ENV = {
+    "STREAM_GUARD_SESSION_TIMEOUT_S": "10",
+    "STREAM_GUARD_HEARTBEAT_INTERVAL_S": "2",
+    "STREAM_GUARD_PARTITIONS": str(PARTITIONS),
+    "STREAM_GUARD_ANSWERS_PARTITIONS": str(PARTITIONS),
+    "STREAM_GUARD_OUTPUT_PARTITIONS": str(PARTITIONS),
+}
+SHORT_EVENTS = [
+    ("What is the refund window?", ["Refunds are accepted within 14 days of purchase with the original receipt."],
+     "You can return any item within 30 days of purchase for a full refund."),
+    ("How do I reset my password?", ["To reset your password, open Settings, choose Security and click Reset "
+                                     "password.", "A reset link is emailed and expires after 24 hours."],
+     "Open Settings, choose Security and click Reset password. The link expires after 24 hours."),
+    ("How much does the Pro plan cost?", ["The Pro plan costs $120 per year, billed annually."],
+     "The Pro plan costs $10 per month, billed monthly."),
+    ("Who leads the platform team?", ["The platform team is led by Dana Whitfield in the Berlin office."],
+     "The platform team is led by Dana Whitfield, who works from the Berlin office."),
+]
+
+
+# --- events ------------------------------------------------------------------------------------------------
+
+
+def dataset_lines(name: str, n: int) -> list[bytes]:
+    path = DATA_DIR / f"{name}.jsonl"
+    rows = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    out = []
+    for i in range(n):
+        row = rows[i % len(rows)]
+        out.append(orjson.dumps({"event_id": f"ev-{i}", "tenant": "bench", "question": row.get("question") or "",
+                                 "context": row["context"], "answer": row["answer"]}))
+    return out
+
+
+def short_lines(n: int) -> list[bytes]:
+    out = []
+    for i in range(n):
+        question, context, answer = SHORT_EVENTS[i % len(SHORT_EVENTS)]
+        out.append(orjson.dumps({"event_id": f"ev-{i}", "tenant": f"t{i % 7}", "question": question,
+                                 "context": context, "answer": answer}))
+    return out
+
+
+# --- offline ---------------------------------------------------------------------------------------------------
+
+
+def offline(path: Path, one_line: Path, ner: str, n: int) -> dict[str, float]:
+    def run(p: Path) -> float:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "stream_guard.cli", "check", str(p), "--ner", ner, "-o", os.devnull,
+                        "-q"], cwd=REPO, check=True)
+        return time.perf_counter() - started
+
+    startup = min(run(one_line), run(one_line))
+    wall = run(path)
+    return {"events": n, "wall_s": round(wall, 3), "startup_s": round(startup, 3),
+            "eps_wall": round(n / wall, 1), "eps": round(n / max(1e-6, wall - startup), 1)}
+
+
+# --- streaming -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Cluster:
+    broker: str
+    ner: str
+    workers: int
+    tmp: Path
+    executor: str = "process"
+
+    def __post_init__(self) -> None:
+        self.prefix = f"b{uuid.uuid4().hex[:6]}"
+        self.env = {**os.environ, **WORKER_ENV, "STREAM_GUARD_APP_ID": f"{self.prefix}-guard",
+                    "STREAM_GUARD_EXECUTOR": self.executor,
+                    **{f"STREAM_GUARD_TOPIC_{t.upper()}": f"{self.prefix}.{t}"
+                       for t in ("answers", "verdicts", "alerts", "dlq", "metrics")}}
+        self.settings = load_settings(env=self.env, overrides={"broker": self.broker})
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.ports: list[int] = []
+
+    def start(self) -> None:
+        asyncio.run(ensure_topics(self.settings))
+        for i in range(self.workers):
+            port = free_port()
+            log = open(self.tmp / f"{self.prefix}-{i}.log", "wb")
+            self.procs.append(subprocess.Popen(
+                [sys.executable, "-m", "agents", "worker", "--broker", self.broker, "--data-dir",
+                 str(self.tmp / f"{self.prefix}-data-{i}"), "--web-port", str(port), "--ner", self.ner,
+                 "--loglevel", "warning", "--name", f"bench-{i}"],
+                cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent))
+            self.ports.append(port)
+        self._wait_split()
+
+    def _owned(self, port: int) -> set[int]:
+        import re
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+                text = r.read().decode()
+        except OSError:
+            return set()
+        topic = re.escape(self.settings.by_question_topic)
+        return {int(p) for p in re.findall(rf'stream_guard_consumer_lag{{topic="{topic}",partition="(\d+)"}}', text)}
+
+    def _wait_split(self, timeout: float = 120.0) -> None:
+        """Ready when every partition is owned by exactly one worker (after any rebalance)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for proc in self.procs:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"worker exited {proc.returncode}; logs in {self.tmp}")
+            owned = [self._owned(p) for p in self.ports]
+            if all(owned) and sum(len(o) for o in owned) == PARTITIONS and set().union(*owned) == set(
+                    range(PARTITIONS)):
+                return
+            time.sleep(0.5)
+        raise RuntimeError("workers did not settle on the partitions")
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+async def _send_stamped(settings: Any, lines: list[bytes], rate: float | None) -> dict[str, Any]:
+    """Send `lines` (as fast as possible, or at `rate`/s) and read every verdict back.
+
+    produced_at is set right before each send, so end-to-end = verdict's broker timestamp (the worker's
+    send time) - produced_at: the pipeline's time, not how long an event waited in this script."""
+    objs = [orjson.loads(line) for line in lines]
+    broker = settings.broker
+    reader = await Reader(broker, [settings.topics.verdicts]).start()
+    producer = await start_producer(broker)
+    wanted = {o["event_id"] for o in objs}
+    e2e: list[float] = []
+    seen: set[str] = set()
+    duplicates = 0
+
+    async def send() -> None:
+        started = time.perf_counter()
+        pending = []
+        for i, obj in enumerate(objs):
+            if rate:
+                delay = started + i / rate - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            obj["produced_at"] = int(time.time() * 1000)
+            line = orjson.dumps(obj)
+            pending.append(await producer.send(settings.topics.answers, line, key=partition_key(line)))
+            if len(pending) >= 200:
+                await asyncio.gather(*pending)
+                pending.clear()
+        await asyncio.gather(*pending)
+
+    t0 = time.perf_counter()
+    sending = asyncio.create_task(send())
+    last = t0
+    deadline = t0 + 900
+    while not wanted <= seen and time.perf_counter() < deadline:
+        for record in await reader.poll(0.2):
+            verdict = orjson.loads(record.value)
+            if verdict["event_id"] not in wanted:  # a late warm-up verdict
+                continue
+            if verdict["event_id"] in seen:
+                duplicates += 1
+                continue
+            seen.add(verdict["event_id"])
+            e2e.append(record.timestamp - verdict["produced_at"])
+            last = time.perf_counter()
+    await sending
+    await producer.stop()
+    await reader.stop()
+    elapsed = last - t0
+    return {
+        "events": len(objs), "verdicts": len(seen), "duplicates": duplicates, "seconds": round(elapsed, 3),
+        "eps": round(len(seen) / elapsed, 1) if elapsed else None, "rate": rate,
+        "e2e_p50_ms": round(percentile(e2e, 50), 1), "e2e_p99_ms": round(percentile(e2e, 99), 1),
+        "e2e_max_ms": round(max(e2e), 1) if e2e else None,
+    }
+
+
+def streaming(broker: str, tmp: Path, ner: str, workers: int, lines: list[bytes], rate: float | None,
+              warmup: list[bytes], executor: str) -> dict[str, Any]:
+    cluster = Cluster(broker, ner, workers, tmp, executor)
+    cluster.start()
+    try:
+        asyncio.run(_send_stamped(cluster.settings, warmup, None))  # first batches load caches and models
+        result = asyncio.run(_send_stamped(cluster.settings, lines, rate))
+    finally:
+        cluster.stop()
+    result.update(workers=workers, ner=ner, executor=executor)
+    return result
+
+
+# --- report ----------------------------------------------------------------------------------------------------
+
+
+def table(results: dict[str, Any]) -> str:
+    rows = [("run", "events/s", "e2e p50 ms", "e2e p99 ms", "dups")]
+    for name, r in results.items():
+        if name.startswith("offline"):
+            rows.append((name, f"{r['eps']} ({r['eps_wall']} wall)", "-", "-", "-"))
+        else:
+            rows.append((name, str(r["eps"]), str(r["e2e_p50_ms"]), str(r["e2e_p99_ms"]), str(r["duplicates"])))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default="ragtruth_dev")
+    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--rate", type=float, default=200.0)
+    parser.add_argument("--paced-seconds", type=float, default=15.0)
+    parser.add_argument("--ner", nargs="+", default=["regex", "spacy"])
+    parser.add_argument("--executor", nargs="+", default=["process", "thread"],
+                        help="where workers run the checks (both are measured by default)")
+    parser.add_argument("--workers", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--broker", help="an existing broker (default: the embedded one)")
+    args = parser.parse_args()
+
+    lines = dataset_lines(args.dataset, args.events)
+    warmup = [line.replace(b'"ev-', b'"warm-') for line in lines[:100]]
+    paced_n = int(args.rate * args.paced_seconds)
+    results: dict[str, Any] = {}
+    scratch = REPO / "stream-guard-data"  # git-ignored; /tmp is shared and may be swept under us
+    scratch.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="bench-", dir=scratch) as tmp_name, EmbeddedBroker() as embedded:
+        tmp = Path(tmp_name)
+        broker = args.broker or embedded.bootstrap
+        path, one = tmp / "events.jsonl", tmp / "one.jsonl"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        one.write_bytes(lines[0] + b"\n")
+        for ner in args.ner:
+            results[f"offline check {ner}"] = offline(path, one, ner, len(lines))
+            print(f"offline {ner}: {results[f'offline check {ner}']}", flush=True)
+            for executor in args.executor:
+                for workers in args.workers:
+                    key = f"stream {ner} {workers}w {executor}"
+                    results[key] = streaming(broker, tmp, ner, workers, lines, None, warmup, executor)
+                    print(f"{key}: {results[key]}", flush=True)
+        paced_sets = {"dataset": dataset_lines(args.dataset, paced_n), "short": short_lines(paced_n)}
+        for label, paced_lines in paced_sets.items():
+            for executor in args.executor:
+                key = f"paced {args.rate:g}/s spacy 1w {executor} {label}"
+                results[key] = streaming(broker, tmp, "spacy", 1, paced_lines, args.rate,
+                                         [line.replace(b'"ev-', b'"warm-') for line in paced_lines[:100]], executor)
+                print(f"{key}: {results[key]}", flush=True)
+
+    ratios: dict[str, float] = {}
+    for ner in args.ner:
+        off = results[f"offline check {ner}"]
+        for executor in args.executor:
+            one_w = results.get(f"stream {ner} 1w {executor}")
+            two_w = results.get(f"stream {ner} 2w {executor}")
+            if one_w:
+                ratios[f"{ner} {executor} stream 1w / offline"] = round(one_w["eps"] / off["eps"], 2)
+            if one_w and two_w:
+                ratios[f"{ner} {executor} stream 2w / 1w"] = round(two_w["eps"] / one_w["eps"], 2)
+    print()
+    print(table(results))
+    print()
+    for name, value in ratios.items():
+        print(f"{name}: {value}")
+    out = write_result("stream_throughput", {
+        "machine": machine(), "dataset": args.dataset, "events": args.events, "partitions": PARTITIONS,
+        "broker": "given" if args.broker else "embedded tansu (memory)", "results": results, "ratios": ratios,
+        "targets": {"stream/offline": ">= 0.8", "2w/1w": ">= 1.6", "paced spacy p99 ms": "< 50"},
+    })
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,189 @@
+"""Helpers for the broker tests (fixtures in conftest.py): private topics, worker processes, reading back.
+
+Every test gets its own app id and topics (a random prefix), so tests sharing the session broker never see
+each other's messages or consumer groups. Workers are real `python -m agents worker` processes: stopping
+them with SIGTERM exercises the clean shutdown (leave the group, flush, close RocksDB) and SIGKILL the crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agents.clients import partition_key, read_all, start_producer
+from agents.embedded_broker import die_with_parent, free_port
+from stream_guard.settings import StreamSettings, TopicNames, load_settings
+
+REPO = Path(__file__).resolve().parents[2]
+# Short group timeouts: a group join waits up to half the session timeout on the embedded broker.
+TEST_ENV = {
+    "STREAM_GUARD_SESSION_TIMEOUT_S": "10",
+    "STREAM_GUARD_HEARTBEAT_INTERVAL_S": "2",
+    "STREAM_GUARD_METRICS_INTERVAL_S": "1",
+    "STREAM_GUARD_COMMIT_INTERVAL_S": "0.5",
+}
+
+
+@dataclass
+class Names:
+    """A test's private app id and topics, passed to workers through the STREAM_GUARD_* environment."""
+
+    broker: str
+    prefix: str = field(default_factory=lambda: f"t{uuid.uuid4().hex[:8]}")
+    partitions: int = 4
+
+    @property
+    def app_id(self) -> str:
+        return f"{self.prefix}-guard"
+
+    def settings(self) -> StreamSettings:
+        return load_settings(env=self.env(), overrides={"broker": self.broker})
+
+    @property
+    def topics(self) -> TopicNames:
+        return self.settings().topics
+
+    def env(self) -> dict[str, str]:
+        return {
+            **TEST_ENV,
+            "STREAM_GUARD_APP_ID": self.app_id,
+            "STREAM_GUARD_PARTITIONS": str(self.partitions),
+            "STREAM_GUARD_ANSWERS_PARTITIONS": str(self.partitions),
+            "STREAM_GUARD_OUTPUT_PARTITIONS": "2",
+            **{f"STREAM_GUARD_TOPIC_{name.upper()}": f"{self.prefix}.{name}"
+               for name in ("answers", "verdicts", "alerts", "dlq", "metrics")},
+        }
+
+
+@dataclass
+class Worker:
+    names: Names
+    data_dir: Path
+    log_path: Path
+    name: str = "w"
+    ner: str = "regex"
+    extra_env: dict[str, str] = field(default_factory=dict)
+    web_port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> "Worker":
+        env = {**os.environ, **self.names.env(), **self.extra_env}
+        cmd = [sys.executable, "-m", "agents", "worker", "--broker", self.names.broker,
+               "--data-dir", str(self.data_dir), "--web-port", str(self.web_port), "--ner", self.ner,
+               "--name", self.name, "--loglevel", "info"]
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+        return self
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.web_port}{path}", timeout=2) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    def ready(self) -> bool:
+        try:
+            status, body = self.get("/readyz")
+        except OSError:
+            return False
+        return status == 200 and bool(orjson.loads(body).get("ready"))
+
+    def wait_ready(self, timeout: float = 90.0) -> "Worker":
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise AssertionError(f"worker {self.name} exited {self.proc.returncode}:\n{self.log_tail()}")
+            if self.ready():
+                return self
+            time.sleep(0.25)
+        raise AssertionError(f"worker {self.name} not ready in {timeout}s:\n{self.log_tail()}")
+
+    def metrics(self) -> str:
+        return self.get("/metrics")[1].decode()
+
+    def stop(self, timeout: float = 60.0) -> int:
+        """SIGTERM: Faust leaves the group, flushes the producer and closes RocksDB."""
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+                raise AssertionError(f"worker {self.name} ignored SIGTERM:\n{self.log_tail()}") from None
+        self._log.close()
+        return self.proc.returncode
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+        self._log.close()
+
+    def log_tail(self, chars: int = 4000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+
+def new_worker(names: Names, tmp_path: Path, registry: list[Worker], name: str, *, data_dir: str | None = None,
+               **kwargs: Any) -> Worker:
+    worker = Worker(names, tmp_path / (data_dir or f"data-{name}"), tmp_path / f"{name}.log", name=name, **kwargs)
+    registry.append(worker)
+    return worker.start()
+
+
+def event(event_id: str, question: str, context: list[str], answer: str, tenant: str = "support",
+          **extra: Any) -> bytes:
+    return orjson.dumps({"event_id": event_id, "tenant": tenant, "question": question, "context": context,
+                         "answer": answer, **extra})
+
+
+async def _produce(broker: str, topic: str, payloads: list[bytes], pace_s: float) -> None:
+    producer = await start_producer(broker)
+    try:
+        pending = []
+        for payload in payloads:
+            pending.append(await producer.send(topic, payload, key=partition_key(payload)))
+            if pace_s:
+                await asyncio.sleep(pace_s)
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()
+
+
+def produce(names: Names, payloads: list[bytes], pace_s: float = 0.0) -> None:
+    asyncio.run(_produce(names.broker, names.topics.answers, payloads, pace_s))
+
+
+def read_json(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[dict[str, Any]]:
+    """Records of `topic` from the beginning, decoded, until `until` arrived or `timeout` passed."""
+    records = asyncio.run(read_all(names.broker, [topic], until, timeout))
+    return [orjson.loads(r.value) for r in records]
+
+
+def wait_for(names: Names, topic: str, predicate: Any, timeout: float = 60.0) -> list[dict[str, Any]]:
+    """Re-read `topic` until `predicate(records)` holds; returns the records (asserts on timeout)."""
+    deadline = time.monotonic() + timeout
+    records: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        records = read_json(names, topic, until=10**9, timeout=1.0)
+        if predicate(records):
+            return records
+    raise AssertionError(f"timed out on {topic}: {len(records)} records")

@@ -1,0 +1,27 @@
+"""`stream-guard up --once`: the out-of-the-box job, end to end (its own embedded broker, worker, producer)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from streamkit import REPO
+
+pytestmark = [pytest.mark.broker, pytest.mark.timeout(180)]
+
+
+def test_up_once_replays_the_demo_and_prints_verdicts_alerts_and_dead_letters() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAM_GUARD_")}
+    done = subprocess.run([sys.executable, "-m", "agents", "up", "--once", "--interval", "0.02"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=150, check=False)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "embedded broker at 127.0.0.1:" in out
+    assert "✔ ACCEPT" in out
+    assert "✚ HEALED" in out and "'30 days' → '14 days'" in out
+    assert "✖ DISCARD" in out
+    assert "⚠ ALERT critical critical_risk" in out
+    assert "☠ DLQ" in out
+    assert "14 verdicts" in out and "2 dead letters" in out

@@ -1,0 +1,196 @@
+"""One worker against a real broker: verdicts, routing, alerts and their dedupe, dead letters, metrics, CLI.
+
+The tests share one worker (module scope) and tell their events apart by event_id; each waits for its own
+records on the output topics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+import pytest
+
+from agents.cli import demo_events_path
+from agents.topics import ensure_topics
+from stream_guard.cli import build_config
+from stream_guard.events import EventError, decode_event
+from stream_guard.pipeline import Guard
+from stream_guard.text import question_hash
+
+from streamkit import REPO, Names, Worker, event, produce, read_json, wait_for
+
+pytestmark = [pytest.mark.broker, pytest.mark.timeout(240)]
+
+
+@pytest.fixture(scope="module")
+def guarded(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Names, Worker]]:
+    names = Names(kafka_bootstrap)
+    asyncio.run(ensure_topics(names.settings()))
+    tmp = tmp_path_factory.mktemp("guarded")
+    # A budget nobody meets, so the latency alert path runs too.
+    worker = Worker(names, tmp / "data", tmp / "worker.log", name="w1",
+                    extra_env={"STREAM_GUARD_LATENCY_BUDGET_MS": "0.001", "STREAM_GUARD_LATENCY_MIN_SAMPLES": "3"})
+    worker.start().wait_ready()
+    yield names, worker
+    assert worker.stop() == 0, worker.log_tail()
+
+
+def by_event(records: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
+    return [r for r in records if str(r.get("event_id", "")).startswith(prefix)]
+
+
+def offline_routing(lines: list[bytes]) -> dict[str, str]:
+    """What `stream-guard check` decides for the same events in the same order: the streaming path must agree."""
+    guard = Guard(build_config(None, None, "regex"))
+    histories: dict[str, list[Any]] = {}
+    out = {}
+    for line in lines:
+        try:
+            answer = decode_event(line)
+        except EventError:
+            continue
+        key = question_hash(answer.tenant, answer.question)
+        (verdict,), updated = guard.evaluate_batch([answer], {key: histories.get(key, [])})
+        histories.update(updated)
+        out[verdict.event_id] = verdict.routing
+    return out
+
+
+def cli(names: Names, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **names.env()}
+    return subprocess.run([sys.executable, "-m", "agents", *args, "--broker", names.broker], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def test_every_event_gets_exactly_one_verdict_with_the_offline_routing(guarded: tuple[Names, Worker]) -> None:
+    names, worker = guarded
+    path = demo_events_path()
+    lines = [line for line in path.read_bytes().splitlines() if line.strip()]
+    expected = offline_routing(lines)
+    assert len(expected) >= 12 and len(set(expected.values())) >= 3  # accept, healed_accept, discard at least
+
+    produced = cli(names, "produce", str(path))
+    assert produced.returncode == 0, produced.stderr
+    assert f"sent {len(lines)} events" in produced.stdout
+
+    verdicts = wait_for(names, names.topics.verdicts, lambda rs: len(by_event(rs, "demo-")) >= len(expected))
+    time.sleep(1.0)  # anything extra (a duplicate) would arrive now
+    mine = by_event(read_json(names, names.topics.verdicts, until=10**9, timeout=1.0), "demo-")
+    assert sorted(v["event_id"] for v in mine) == sorted(expected)  # exactly N, no duplicates
+    assert {v["event_id"]: v["routing"] for v in mine} == expected
+    for v in mine:
+        assert v["question_hash"] == question_hash(v["tenant"], v["question"])
+
+    # The two bad demo lines went to the dead-letter topic, not into a verdict.
+    dead = wait_for(names, names.topics.dlq, lambda rs: len([r for r in rs if b"demo-bad" in
+                                                              str(r.get("payload")).encode()]) >= 2)
+    reasons = {r["error"]["field"] for r in dead if "demo-bad" in str(r.get("payload"))}
+    assert reasons == {"$", "answer"}
+
+    tail = cli(names, "tail", "verdicts", "--from-beginning", "--max", str(len(verdicts)), "--format", "pretty")
+    assert tail.returncode == 0, tail.stderr
+    shown = tail.stdout.splitlines()
+    assert len(shown) == len(verdicts)
+    assert any(line.startswith("✚ HEALED") and "'30 days' → '14 days'" in line for line in shown)
+    assert any(line.startswith("✔ ACCEPT") for line in shown)
+
+
+def test_contradiction_alerts_once_even_when_replayed(guarded: tuple[Names, Worker]) -> None:
+    names, worker = guarded
+    payload = event("cx-1", "What is the refund window for headphones?",
+                    ["Headphones can be returned within 14 days of delivery."],
+                    "Headphones can be returned within 30 days of delivery.")
+    produce(names, [payload])
+    wait_for(names, names.topics.alerts, lambda rs: len(by_event(rs, "cx-1")) >= 1)
+    [verdict] = wait_for(names, names.topics.verdicts, lambda rs: len(by_event(rs, "cx-1")) >= 1) and \
+        by_event(read_json(names, names.topics.verdicts, until=10**9, timeout=1.0), "cx-1")
+    assert verdict["risk"] == "critical" and "contradiction" in verdict["triggered"]
+
+    produce(names, [payload])  # the producer retried, or someone replayed the topic
+    wait_for(names, names.topics.verdicts, lambda rs: len(by_event(rs, "cx-1")) >= 2)
+    time.sleep(1.5)
+    alerts = by_event(read_json(names, names.topics.alerts, until=10**9, timeout=1.0), "cx-1")
+    assert [a["kind"] for a in alerts] == ["critical_risk"]
+    alert = alerts[0]
+    assert alert["severity"] == "critical" and alert["tenant"] == "support"
+    assert alert["question_hash"] == verdict["question_hash"] and alert["alert_id"]
+    assert alert["evidence"]["statements"] and "summary" in alert
+    assert 'stream_guard_alerts_suppressed_total{kind="critical_risk"}' in worker.metrics()
+
+
+def test_bad_messages_are_dead_lettered_and_the_worker_keeps_going(guarded: tuple[Names, Worker]) -> None:
+    names, worker = guarded
+    bad = {
+        "malformed": b'{"event_id": "bad-json", "answer": ',
+        "missing": orjson.dumps({"event_id": "bad-missing", "question": "q?"}),
+        "wrong-type": orjson.dumps({"event_id": "bad-type", "answer": 42}),
+        "huge": orjson.dumps({"event_id": "bad-huge", "answer": "word " * 1_000_000}),  # 5 MB
+        "utf8": b'{"event_id": "bad-utf8", "answer": "caf\xe9"}',
+        "not-object": b'["an", "array"]',
+    }
+    good = event("after-bad", "How do I reset my password?",
+                 ["Open Settings, choose Security and click Reset password."],
+                 "Open Settings, choose Security and click Reset password.")
+    produce(names, [*bad.values(), good])
+
+    wait_for(names, names.topics.verdicts, lambda rs: len(by_event(rs, "after-bad")) == 1)
+    assert worker.proc is not None and worker.proc.poll() is None
+
+    def mine(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [r for r in records if r["source"]["topic"] == names.topics.answers and any(
+            marker in str(r.get("payload", "")) or r.get("payload_encoding") == "base64"
+            for marker in ("bad-", '["an"'))]
+
+    dead = wait_for(names, names.topics.dlq, lambda rs: len(mine(rs)) >= len(bad))
+    by_reason = {r["error"]["reason"]: r for r in mine(dead)}
+    reasons = " | ".join(by_reason)
+    assert "not valid JSON" in reasons
+    assert "is required" in reasons
+    assert "must be a string, got int" in reasons
+    assert "over the limit of" in reasons
+    assert "not valid UTF-8" in reasons
+    assert "must be a JSON object" in reasons
+    huge = next(r for reason, r in by_reason.items() if "bytes, over the limit" in reason)
+    assert huge["payload_truncated"] and huge["payload_bytes"] > 5_000_000 and huge["payload_sha256"]
+    utf8 = next(r for reason, r in by_reason.items() if "UTF-8" in reason)
+    assert utf8["payload_encoding"] == "base64"
+    for record in mine(dead):
+        assert record["stage"] == "decode"
+        assert {"topic", "partition", "offset"} <= set(record["source"])
+
+
+def test_metrics_are_served_and_published_and_the_budget_alert_fires_once(guarded: tuple[Names, Worker]) -> None:
+    names, worker = guarded
+    parser = pytest.importorskip("prometheus_client.parser")
+    produce(names, [event(f"m-{i}", f"Question number {i}?", ["Context sentence."], "Context sentence.")
+                    for i in range(12)])
+    wait_for(names, names.topics.verdicts, lambda rs: len(by_event(rs, "m-")) == 12)
+    time.sleep(2.5)  # two metrics intervals
+
+    status, _ = worker.get("/healthz")
+    assert status == 200
+    families = {f.name: f for f in parser.text_string_to_metric_families(worker.metrics())}
+    e2e = families["stream_guard_end_to_end_seconds"]
+    counts = [s.value for s in e2e.samples if s.name.endswith("_count")]
+    assert sum(counts) >= 12
+    quantiles = {s.labels["quantile"] for s in families["stream_guard_latency_recent_seconds"].samples}
+    assert quantiles == {"0.5", "0.95", "0.99"}
+    lag_topics = {s.labels["topic"] for s in families["stream_guard_consumer_lag"].samples}
+    assert lag_topics == {names.topics.answers, names.settings().by_question_topic}
+
+    summaries = read_json(names, names.topics.metrics, until=10**9, timeout=2.0)
+    assert summaries and all(s["kind"] == "partition_latency" for s in summaries)
+    assert any(s["recent"]["end_to_end_ms"].get("p99") for s in summaries)
+
+    latency = [a for a in read_json(names, names.topics.alerts, until=10**9, timeout=1.0)
+               if a["kind"] == "latency_budget"]
+    assert latency, "the 0.001 ms budget must have been breached"
+    per_partition = [a["evidence"]["partition"] for a in latency]
+    assert len(per_partition) == len(set(per_partition))  # once per breach, not once per interval

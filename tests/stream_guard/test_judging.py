@@ -1,0 +1,96 @@
+"""judge_payloads: raw bytes in, verdict bytes and history bytes out; bad payloads and core failures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from stream_guard.config import DetectorConfig
+from stream_guard.judging import dump_history, failed_batch, judge_payloads, load_history
+from stream_guard.pipeline import Guard
+from stream_guard.text import question_hash
+
+
+@pytest.fixture(scope="module")
+def guard() -> Guard:
+    return Guard(DetectorConfig(ner="regex", log_flagged=False))
+
+
+def payload(event_id: str, answer: str, question: str = "What is the refund window?", **extra: Any) -> bytes:
+    return orjson.dumps({"event_id": event_id, "tenant": "support", "question": question,
+                         "context": ["Refunds are accepted within 14 days of purchase."], "answer": answer, **extra})
+
+
+def test_one_result_per_payload_in_order_with_verdict_bytes_and_alerts(guard: Guard) -> None:
+    batch = judge_payloads(guard, [
+        payload("ok", "Refunds are accepted within 14 days of purchase.", produced_at=1_000),
+        b"{not json",
+        payload("lie", "Refunds are accepted within 30 days of purchase."),
+        orjson.dumps({"event_id": "no-answer"}),
+    ], {}, now_ms=42)
+    ok, bad_json, lie, missing = batch.items
+    assert ok.ok and ok.event_id == "ok" and ok.routing == "accept" and ok.produced_at_ms == 1_000
+    verdict = orjson.loads(ok.verdict or b"")
+    assert verdict["event_id"] == "ok" and verdict["question_hash"] == ok.question_hash
+    assert ok.alerts == ()
+    assert (bad_json.ok, bad_json.error_stage, bad_json.error_field) == (False, "decode", "$")
+    assert "not valid JSON" in (bad_json.error_reason or "")
+    assert lie.ok and [a.kind for a in lie.alerts] == ["critical_risk"]
+    assert lie.alerts[0].created_at_ms == 42
+    assert (missing.error_stage, missing.error_field) == ("decode", "answer")
+
+
+def test_histories_go_in_and_come_out_as_stored_bytes(guard: Guard) -> None:
+    key = question_hash("support", "What is the refund window?")
+    first = judge_payloads(guard, [payload("a", "Refunds are accepted within 14 days of purchase.")], {})
+    assert set(first.histories) == {key}
+    stored = first.histories[key]
+    assert len(load_history(stored)) == 1
+    second = judge_payloads(guard, [payload("b", "Refunds are accepted within 14 days of purchase.")],
+                            {key: stored})
+    assert len(load_history(second.histories[key])) == 2
+
+
+def test_unreadable_history_counts_as_none(guard: Guard) -> None:
+    key = question_hash("support", "What is the refund window?")
+    batch = judge_payloads(guard, [payload("c", "Refunds are accepted within 14 days of purchase.")],
+                           {key: b"\xff not json"})
+    assert batch.items[0].ok and len(load_history(batch.histories[key])) == 1
+    assert load_history(b'{"not": "a list"}') == [] and load_history(None) == []
+    assert load_history(b'[{"v": 1}, "junk"]') == [{"v": 1}]
+    assert load_history(dump_history([{"v": 1}])) == [{"v": 1}]
+
+
+class ChokingGuard:
+    """A Guard whose batch call fails, and which fails again on one poisoned event."""
+
+    def __init__(self, real: Guard) -> None:
+        self.real = real
+        self.config = real.config
+
+    def evaluate_batch(self, events: Any, histories: Any) -> Any:
+        if len(events) > 1 or events[0].event_id == "poison":
+            raise RuntimeError("boom")
+        return self.real.evaluate_batch(events, histories)
+
+
+def test_a_core_failure_costs_only_the_event_that_caused_it(guard: Guard) -> None:
+    batch = judge_payloads(ChokingGuard(guard), [  # type: ignore[arg-type]
+        payload("before", "Refunds are accepted within 14 days of purchase."),
+        payload("poison", "Refunds are accepted within 14 days of purchase."),
+        payload("after", "Refunds are accepted within 14 days of purchase."),
+    ], {})
+    before, poison, after = batch.items
+    assert before.ok and after.ok
+    assert (poison.ok, poison.error_stage, poison.event_id) == (False, "judge", "poison")
+    assert poison.error_reason == "RuntimeError: boom"
+    # The history carried from "before" to "after" across the one-by-one retry.
+    key = question_hash("support", "What is the refund window?")
+    assert len(load_history(batch.histories[key])) == 2
+
+
+def test_failed_batch() -> None:
+    batch = failed_batch(3, "the judge process died")
+    assert len(batch.items) == 3 and not any(item.ok for item in batch.items) and batch.histories == {}
