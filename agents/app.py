@@ -36,24 +36,23 @@ from agents.transport import GuardApp
 from stream_guard.alerts import Alert, LatencyBudgetMonitor, already_sent, sent_record
 from stream_guard.deadletter import Source, dead_letter, encode
 from stream_guard.events import EventError, Limits, decode_event
+from stream_guard.judging import Judged, JudgedBatch
 from stream_guard.latency import LatencyRegistry, render_prometheus
-from stream_guard.judging import Judged
 from stream_guard.settings import StreamSettings
 from stream_guard.text import question_hash
 
 log = logging.getLogger("agents.app")
 
+PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# Headers the intake puts on the re-keyed copy: where the original message was, for dead letters and for
+# end-to-end latency when the event has no produced_at.
+H_TOPIC, H_PARTITION, H_OFFSET, H_TIMESTAMP = "sg-src-topic", "sg-src-partition", "sg-src-offset", "sg-src-ts"
 
 
 def raw_schema() -> faust.Schema:
     """Bytes in, bytes out. A fresh Schema per topic: Faust updates a Schema in place when a table or topic
     is built from it (a table would turn a shared one's key serializer into json)."""
     return faust.Schema(key_serializer="raw", value_serializer="raw")
-
-PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-# Headers the intake puts on the re-keyed copy: where the original message was, for dead letters and for
-# end-to-end latency when the event has no produced_at.
-H_TOPIC, H_PARTITION, H_OFFSET, H_TIMESTAMP = "sg-src-topic", "sg-src-partition", "sg-src-offset", "sg-src-ts"
 
 
 def now_ms() -> int:
@@ -147,7 +146,8 @@ def faust_options(settings: StreamSettings) -> dict[str, Any]:
         "producer_max_request_size": settings.max_message_bytes,
         "producer_acks": -1,
         "producer_linger": settings.producer_linger_ms / 1000.0,
-        # The demo and the benchmark start from empty topics; seconds of idle polling would be latency.
+        # Faust sleeps this long after every rebalance before recovering tables and resuming (default 3 s),
+        # in case more members join; every second of it is end-to-end latency on all partitions.
         "stream_recovery_delay": 0.5,
         "table_cleanup_interval": 300.0,
         "worker_redirect_stdouts": False,
@@ -260,41 +260,41 @@ class GuardService:
     # --- judge: the core, the tables, the verdicts -------------------------------------------------------------
 
     async def _judge(self, stream: faust.StreamT) -> None:
-        """Judge batch N+1 while batch N's verdicts travel to the broker.
+        """Three stages, each one batch at a time and in order, overlapping one another:
 
-        Batches come unacknowledged (`noack`); a batch's input events are acknowledged by its finisher,
-        only after the broker has acknowledged every verdict, alert and dead letter the batch caused. At most
-        one finisher is in flight, and they run in order.
+        1. decide (here): read state, run the checks on batch N+1 in the judge process;
+        2. dispatch (a task): queue batch N's verdicts, alerts and dead letters on the producer;
+        3. finish (a task per batch): wait for the broker's acks, write the tables, acknowledge the inputs.
+
+        Batches come unacknowledged (`noack`): an input event is acknowledged only after the broker has
+        acknowledged everything it caused.
         """
         s = self.settings
-        previous: asyncio.Future[None] | None = None
         stream = stream.noack()
-        async for events in greedy_batches(stream, s.batch_max, s.batch_within_s):
-            try:
-                batch = await self._judge_batch(events)
-            except Exception as exc:  # a bug outside the core: dead-letter the batch, keep going
-                log.exception("judge failed on a batch of %d", len(events))
-                batch = _Batch(list(events), [
-                    await self._dead_letter(e.message, field_="$", reason=f"{type(exc).__name__}: {exc}",
-                                            stage="judge")
-                    for e in events
-                ])
-            if previous is not None:
-                await previous
-            previous = asyncio.ensure_future(self._finish(stream, batch))
-        if previous is not None:
-            await previous
+        decided: asyncio.Queue[tuple[list[faust.EventT], dict[str, faust.EventT], JudgedBatch | None, int] | None]
+        decided = asyncio.Queue(maxsize=1)
+        dispatching = asyncio.ensure_future(self._dispatch_all(stream, decided))
+        try:
+            async for events in greedy_batches(stream, s.batch_max, s.batch_within_s):
+                if dispatching.done():  # a send failed: stop taking work; the error surfaces below
+                    break
+                try:
+                    item = await self._decide(events)
+                except Exception:  # a bug outside the core: the batch is dead-lettered by dispatch
+                    log.exception("judge failed on a batch of %d", len(events))
+                    item = (list(events), {}, None, now_ms())
+                await decided.put(item)
+        finally:
+            if not dispatching.done():
+                await decided.put(None)
+            await dispatching
 
-    async def _judge_batch(self, events: Sequence[faust.EventT]) -> _Batch:
-        """Read state, hand the raw batch to the judge, queue every send; returns what the finisher must wait
-        for and write.
-
-        The message key is the question hash (the intake set it), so state is read without decoding here.
-        Table reads go through an event of the key's own partition (see acting_for). Histories that a batch
-        still in flight changed but has not written yet come from the overlay, so a question's events see
-        each other in order across batches.
-        """
-        batch = _Batch(list(events), [])
+    async def _decide(self, events: Sequence[faust.EventT]
+                      ) -> tuple[list[faust.EventT], dict[str, faust.EventT], JudgedBatch | None, int]:
+        """Read state and judge. The message key is the question hash (the intake set it), so state is read
+        without decoding here. Table reads go through an event of the key's own partition (see acting_for).
+        A history that a batch still in flight changed but has not written yet comes from the overlay, so a
+        question's events see each other in order across batches."""
         anchors: dict[str, faust.EventT] = {}  # question hash -> an event of its partition
         for event in events:
             key = event.message.key
@@ -310,11 +310,31 @@ class GuardService:
         at = now_ms()
         judged = await self.judge.judge([e.message.value for e in events], histories, at)
         for key, raw in judged.histories.items():
-            anchor = anchors.get(key) or next(
-                e for e, item in zip(events, judged.items) if item.question_hash == key)
+            if key not in anchors:  # only if a producer other than our intake wrote the re-keyed topic
+                anchors[key] = next(e for e, item in zip(events, judged.items) if item.question_hash == key)
             self._history_overlay[key] = raw
-            batch.history.append((key, anchor, raw))
+        return list(events), anchors, judged, at
 
+    async def _dispatch_all(self, stream: faust.StreamT, decided: asyncio.Queue[Any]) -> None:
+        previous: asyncio.Future[None] | None = None
+        while (item := await decided.get()) is not None:
+            batch = await self._dispatch(*item)
+            if previous is not None:
+                await previous
+            previous = asyncio.ensure_future(self._finish(stream, batch))
+        if previous is not None:
+            await previous
+
+    async def _dispatch(self, events: list[faust.EventT], anchors: dict[str, faust.EventT],
+                        judged: JudgedBatch | None, at: int) -> _Batch:
+        """Queue every send of a decided batch; returns what its finisher waits for and writes."""
+        batch = _Batch(events, [])
+        if judged is None:
+            for event in events:
+                batch.pending.append(await self._dead_letter(event.message, field_="$",
+                                                             reason="the judge failed on this batch", stage="judge"))
+            return batch
+        batch.history = [(key, anchors[key], raw) for key, raw in judged.histories.items()]
         for event, item in zip(events, judged.items):
             if not item.ok:
                 batch.pending.append(await self._dead_letter(
@@ -408,7 +428,7 @@ class GuardService:
             if alert is not None:
                 self.registry.alerts[alert.kind] += 1
                 pending.append(await self._send(self.alerts, alert.key.encode(), alert.to_json()))
-        self.budget.forget(owned | {k for k in self.budget.breaches if k in self.registry.partitions})
+        self.budget.forget(owned)  # a breach on a partition that moved away is the new owner's to report
         self.registry.rotate()
         await asyncio.gather(*pending)
 
@@ -440,9 +460,9 @@ def _page(handler: Any) -> Any:
     return get
 
 
-def worker_name(settings: StreamSettings) -> str:
+def worker_name() -> str:
     return os.environ.get("STREAM_GUARD_WORKER_NAME") or f"{socket.gethostname()}-{os.getpid()}"
 
 
 def build_service(settings: StreamSettings, judge: Judge, worker: str | None = None) -> GuardService:
-    return GuardService(settings=settings, judge=judge, worker=worker or worker_name(settings))
+    return GuardService(settings=settings, judge=judge, worker=worker or worker_name())

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import orjson
+from aiokafka.errors import KafkaError
 
 from agents.clients import Reader, partition_key, start_producer
 from agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
@@ -44,6 +45,11 @@ def _say(*parts: object) -> None:
 
 def _err(message: str) -> None:
     print(f"stream-guard: {message}", file=sys.stderr, flush=True)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return text if text.startswith(type(exc).__name__) else f"{type(exc).__name__}: {text}"
 
 
 def _toml(path: str | None) -> dict[str, Any]:
@@ -107,6 +113,8 @@ def cmd_worker(argv: Sequence[str]) -> int:
     # No broker: the embedded one, in memory, so the state directory must start empty too (RocksDB state
     # and its remembered changelog offsets would not match a broker that just started with nothing).
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="stream-guard-")
+    if "STREAM_GUARD_SESSION_TIMEOUT_S" not in os.environ:  # alone on a private broker: join fast
+        settings = settings.with_overrides(session_timeout_s=6.0, heartbeat_interval_s=1.5)
     with EmbeddedBroker() as broker:
         _say(f"embedded broker at {broker.bootstrap} (memory only; gone when this worker stops)")
         _say(f"state in {data_dir}")
@@ -177,7 +185,11 @@ def cmd_produce(argv: Sequence[str]) -> int:
     except OSError as exc:
         _err(f"cannot read {args.path}: {exc}")
         return 1
-    sent = asyncio.run(produce_lines(broker, topic, lines, interval=args.interval))
+    try:
+        sent = asyncio.run(produce_lines(broker, topic, lines, interval=args.interval))
+    except (KafkaError, OSError) as exc:
+        _err(f"cannot publish to {topic} at {broker}: {_describe(exc)}")
+        return 1
     _say(f"sent {sent} events to {topic}")
     return 0
 
@@ -217,8 +229,13 @@ def cmd_tail(argv: Sequence[str]) -> int:
     if not broker:
         return 2
     topic = getattr(_settings(args).topics, args.stream)
-    with contextlib.suppress(KeyboardInterrupt):
+    try:
         asyncio.run(_tail(broker, topic, args.stream, args.from_beginning, args.max, args.format == "pretty"))
+    except KeyboardInterrupt:
+        pass
+    except (KafkaError, TimeoutError, OSError) as exc:
+        _err(f"cannot read {topic} from {broker}: {_describe(exc)}")
+        return 1
     return 0
 
 

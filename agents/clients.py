@@ -40,7 +40,11 @@ async def start_producer(broker: str, max_request_size: int = DEFAULT_MAX_MESSAG
     # at-least-once by design.
     producer = AIOKafkaProducer(bootstrap_servers=broker, acks="all", max_request_size=max_request_size,
                                 linger_ms=linger_ms, enable_idempotence=False)
-    await producer.start()
+    try:
+        await producer.start()
+    except BaseException:
+        await producer.stop()
+        raise
     return producer
 
 
@@ -77,8 +81,12 @@ class Reader:
             auto_offset_reset="earliest", fetch_max_wait_ms=100, max_partition_fetch_bytes=self.max_fetch_bytes,
             fetch_max_bytes=max(self.max_fetch_bytes, 52428800),
         )
-        await self.consumer.start()
-        tps = await topic_partitions(self.consumer, self.topics, timeout)
+        try:
+            await self.consumer.start()
+            tps = await topic_partitions(self.consumer, self.topics, timeout)
+        except BaseException:
+            await self.stop()
+            raise
         self.consumer.assign(tps)
         if self.from_beginning:
             await self.consumer.seek_to_beginning(*tps)

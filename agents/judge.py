@@ -20,6 +20,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Mapping, Sequence
 
+from agents.embedded_broker import die_with_parent
 from stream_guard.config import DetectorConfig
 from stream_guard.events import parse_event
 from stream_guard.judging import JudgedBatch, failed_batch, judge_payloads
@@ -48,6 +49,7 @@ def warm_up(guard: Guard) -> float:
 
 def _init_child(config: DetectorConfig) -> None:
     global _child_guard
+    die_with_parent()  # a SIGKILLed worker must not leave its judge behind
     _child_guard = Guard(config)
     warm_up(_child_guard)
 

@@ -23,6 +23,7 @@ from stream_guard.detector import HallucinationDetector  # noqa: E402
 from stream_guard.evaluation import confusion, precision_at_recall, roc_auc  # noqa: E402
 from stream_guard.history import MemoryHistory  # noqa: E402
 from stream_guard.inspection import Inspection  # noqa: E402
+from stream_guard.pipeline import Guard  # noqa: E402
 
 
 def evaluate(name: str, detector: HallucinationDetector, limit: int | None) -> dict[str, object]:
@@ -42,6 +43,22 @@ def evaluate(name: str, detector: HallucinationDetector, limit: int | None) -> d
             if task != "all":
                 rows["all"].append(row)
     return {task: summarize(values) for task, values in sorted(rows.items())}
+
+
+def routing_by_label(name: str, config: DetectorConfig, limit: int | None) -> dict[str, dict[str, int]]:
+    """What users would get: routing of every event, in file order with drift history threaded through,
+    broken down by the label (faithful answers that get rewritten are the cost of the false positives)."""
+    events = [e for e in load_events(name, limit) if e.label is not None]
+    guard = Guard(config)
+    histories: dict[str, list] = {}
+    counts: dict[str, dict[str, int]] = {"faithful": defaultdict(int), "hallucinated": defaultdict(int)}
+    for start in range(0, len(events), 32):
+        chunk = events[start : start + 32]
+        verdicts, updated = guard.evaluate_batch(chunk, histories)
+        histories.update(updated)
+        for event, verdict in zip(chunk, verdicts):
+            counts["hallucinated" if event.label else "faithful"][getattr(verdict, "routing", "error")] += 1
+    return {label: dict(sorted(c.items())) for label, c in counts.items()}
 
 
 def summarize(values: list[tuple[float, bool, int, tuple[str, ...]]]) -> dict[str, object]:
@@ -76,14 +93,18 @@ def main() -> None:
     detector = HallucinationDetector(config, history=MemoryHistory())
     started = time.perf_counter()
     results = {name: evaluate(name, detector, args.limit) for name in args.datasets}
+    routing = {name: routing_by_label(name, config, args.limit) for name in args.datasets}
     print(f"{'dataset':<18}{'task':<10}{'rows':>6}{'AUC':>8}{'P':>7}{'R':>7}{'F1':>7}{'FPR':>7}{'P@R.8':>8}")
     for name, tasks in results.items():
         for task, s in tasks.items():
             f = s["flagged"]
             print(f"{name:<18}{task:<10}{s['rows']:>6}{s['roc_auc']:>8.3f}{f['precision']:>7.3f}{f['recall']:>7.3f}"
                   f"{f['f1']:>7.3f}{f['false_positive_rate']:>7.3f}{s['precision_at_recall']['0.8']:>8.3f}")
+    print("routing by label (drift history threaded through the file):")
+    for name, by_label in routing.items():
+        print(f"  {name}: " + "; ".join(f"{label} {dict(c)}" for label, c in by_label.items()))
     payload = {"ner": args.ner, "limit": args.limit, "machine": machine(),
-               "seconds": round(time.perf_counter() - started, 1), "results": results}
+               "seconds": round(time.perf_counter() - started, 1), "results": results, "routing": routing}
     print(f"wrote {write_result(f'detection_quality_{args.ner}', payload)}")
 
 

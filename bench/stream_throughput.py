@@ -161,13 +161,16 @@ class Cluster:
         raise RuntimeError("workers did not settle on the partitions")
 
     def stop(self) -> None:
+        started = time.monotonic()
         for proc in self.procs:
             proc.terminate()
         for proc in self.procs:
             try:
                 proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
+                print(f"  worker {proc.pid} ignored SIGTERM for 60 s; killed (logs in {self.tmp})", flush=True)
                 proc.kill()
+        print(f"  workers stopped in {time.monotonic() - started:.1f}s", flush=True)
 
 
 async def _send_stamped(settings: Any, lines: list[bytes], rate: float | None) -> dict[str, Any]:
