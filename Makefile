@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: up test bench quality install clean
+.PHONY: up test bench install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/inspect_latency.py
-	$(BIN)/python bench/detection_quality.py
+	$(BIN)/python bench/detection_quality.py --ner regex
+	$(BIN)/python bench/detection_quality.py --ner spacy
+	$(BIN)/python bench/stream_throughput.py --events 1500 --paced-seconds 10
 
 clean:
 	rm -rf $(VENV) build *.egg-info
