@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import threading
@@ -164,10 +165,7 @@ class HallucinationDetector:
         extracted = batch_answer_entities(self.recognizer, [inspections[i] for i in pending])
         out = list(inspections)
         for i, entities in zip(pending, extracted):
-            insp = out[i]
-            out[i] = Inspection(
-                insp.question, insp.answer, insp.chunks, insp.citations, insp.tenant, tuple(entities)
-            )
+            out[i] = dataclasses.replace(out[i], answer_entities=tuple(entities))
         return out
 
     def _count(self, report: HallucinationReport) -> None:

@@ -112,7 +112,7 @@ ORG_SUFFIXES: frozenset[str] = frozenset(
     """.split()
 )
 _ORG_WORD = r"[A-Z][\w&'’-]*"
-_ORG_SUFFIX_ALT = "|".join(sorted((w.capitalize() for w in ORG_SUFFIXES), key=len, reverse=True))
+_ORG_SUFFIX_ALT = "|".join(sorted((w.capitalize() for w in ORG_SUFFIXES), key=lambda w: (-len(w), w)))
 _ORG_RE = re.compile(
     rf"\b(?:{_ORG_WORD}\s+(?:(?:of|for|and|&)\s+)?){{1,5}}(?:(?:Inc|Corp|Co|Ltd)\.|{_ORG_SUFFIX_ALT}\b|INC\b|LLC\b|PLC\b)"
     rf"|\b(?:University|Institute|College|Bank|Ministry|Department)\s+of\s+{_ORG_WORD}(?:\s+{_ORG_WORD})?"

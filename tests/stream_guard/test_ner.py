@@ -234,3 +234,20 @@ def test_batch_entities_send_only_windows_around_novel_capitalised_words() -> No
 def test_batch_entities_regex_covers_sentences_ner_skips() -> None:
     [entities] = batch_answer_entities(SpyRecognizer(), [Inspection.build("", ["Angela Merkel spoke."], "Angela Merkel spoke.")])
     assert [e.text for e in entities] == ["Angela Merkel"]
+
+
+def test_regex_backend_is_deterministic_across_hash_seeds():
+    # Set iteration order changes with PYTHONHASHSEED; the recognizer's output must not.
+    import os
+    import subprocess
+    import sys
+
+    code = ("from stream_guard.ner import RegexRecognizer; "
+            "print(RegexRecognizer().extract(['We propose the Neuro-Symbolic Concept Creator (NS-CC) at Acme Co. "
+            "with Dr. Wei Liu of the Vector Institute.']))")
+    outputs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout
+        for seed in range(6)
+    }
+    assert len(outputs) == 1, outputs
