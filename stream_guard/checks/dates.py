@@ -70,6 +70,7 @@ class DateMention:
     end: int
     readings: tuple[tuple[int | None, int | None, int | None], ...]
     subject: frozenset[str] = frozenset()
+    role: str | None = None  # "start" or "end" of a period, from the words just before the date
 
     @property
     def year(self) -> int | None:
@@ -91,9 +92,31 @@ def _extract_cached(text: str) -> tuple[DateMention, ...]:
         if readings:
             raw.append((m.start(), m.end(), readings))
     return tuple(
-        DateMention(text[start:end], start, end, readings, clause_stems(text, start, end, skip=_NOT_SUBJECT))
+        DateMention(
+            text[start:end], start, end, readings, clause_stems(text, start, end, skip=_NOT_SUBJECT),
+            _role(text, start),
+        )
         for start, end, readings in raw
     )
+
+
+_END_CUES = frozenset("end ends ended ending until till through thru to by expire expires expired close closes "
+                      "closed deadline last".split())
+_START_CUES = frozenset("from start starts started starting begin begins began beginning since open opens "
+                        "opened".split())
+_CUE_WORD_RE = re.compile(r"[A-Za-z]+")
+
+
+def _role(text: str, start: int) -> str | None:
+    """Whether the date opens or closes a period ("runs from June 1 to June 30", "ends on July 15"), from
+    the nearest cue among the three words before it. A sale's end date must be compared with the source's
+    end date, not with its start."""
+    for word in reversed(_CUE_WORD_RE.findall(text[max(0, start - 40) : start].lower())[-3:]):
+        if word in _END_CUES:
+            return "end"
+        if word in _START_CUES:
+            return "start"
+    return None
 
 
 _NOT_SUBJECT = frozenset(
@@ -209,7 +232,13 @@ def _best_rival(d: DateMention, rivals: list[_Placed], overlaps: dict[int, int],
         if tied_to_subject(local, shared, answer_stems):
             scored.append((local, shared, p))
     # `dates_agree` is None for dates that share no part: two such context dates count as disagreeing.
-    return strongest_rival(scored, lambda a, b: dates_agree(a.date, b.date))
+    best = strongest_rival(scored, lambda a, b: dates_agree(a.date, b.date))
+    if best is not None and d.role is not None and best.date.role != d.role:
+        # A period's other end in the same source sentence ("from June 1 to June 30") carries the subject
+        # too: an end date is contradicted by the source's end date, a start date by its start date.
+        partner = next((p for p in rivals if p.sentence == best.sentence and p.date.role == d.role), None)
+        return partner or best
+    return best
 
 
 def _source_literal(answer: DateMention, source: DateMention) -> str:
