@@ -39,6 +39,7 @@ _ABBREVIATIONS = frozenset(
     "dr mr mrs ms prof sr jr st vs etc inc ltd co corp dept fig no al approx e.g i.e u.s u.k".split()
 )
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+_ENUMERATOR_RE = re.compile(r"\d{1,2}[.)]")
 _stemmer = snowballstemmer.stemmer("english")
 
 
@@ -77,8 +78,16 @@ def split_sentences(text: str) -> list[str]:
         candidate = text[start : match.start()].rstrip()
         if not candidate:
             continue
-        last = candidate.split()[-1].rstrip(".!?\"')]").lower() if candidate.split() else ""
+        tokens = candidate.split()
+        last = tokens[-1].rstrip(".!?\"')]").lower() if tokens else ""
         if candidate.endswith(".") and (last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha())):
+            continue
+        if _ENUMERATOR_RE.fullmatch(tokens[-1]) and (len(tokens) == 1 or tokens[-2].endswith(":")):
+            # "1." opens a list item: it belongs to the sentence that follows, not to "Steps:" before it.
+            if len(tokens) > 1:
+                cut = candidate.rfind(tokens[-1])
+                pieces.append(candidate[:cut].rstrip())
+                start += cut
             continue
         pieces.append(candidate)
         start = match.end()

@@ -15,6 +15,14 @@ def test_bullet_lists_split_into_items():
     assert len(split_sentences("Options:\n- refund within 14 days\n- exchange within 30 days")) == 3
 
 
+def test_list_numbers_open_the_item_they_number():
+    assert split_sentences("Steps: 1. Preheat the oven. 2. Mix the flour. Done.") == [
+        "Steps:", "1. Preheat the oven.", "2. Mix the flour.", "Done."]
+    assert split_sentences("Steps:\n1. Preheat the oven.\n2. Mix the flour.") == [
+        "Steps:", "1. Preheat the oven.", "2. Mix the flour."]
+    assert split_sentences("The total is 30. Then pay.") == ["The total is 30.", "Then pay."]
+
+
 def test_stems_fold_inflections_so_cancel_matches_cancelled():
     assert stem("cancelled") == stem("cancel") == stem("cancellation")
     assert "cancel" in content_stems("Subscriptions cannot be cancelled")

@@ -49,3 +49,12 @@ def test_everything_fabricated_leaves_nothing_to_offer():
 def test_non_entity_findings_are_ignored():
     result = scrub("It costs $10.", [contradiction("It costs $10.", "$10", "$12")])
     assert result.text is None and result.changes == ()
+
+
+def test_scrubbing_a_numbered_item_leaves_no_orphan_list_number():
+    from stream_guard.healing.entity_scrub import scrub
+
+    answer = "Steps: 1. Register on the portal. 2. Ask Dr. James Harrison to sign the form. 3. Pay the fee."
+    result = scrub(answer, [entity("2. Ask Dr. James Harrison to sign the form.", "Dr. James Harrison")])
+    assert "Harrison" not in result.text
+    assert "2." not in result.text and "1. Register on the portal." in result.text
