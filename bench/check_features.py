@@ -12,36 +12,15 @@ import json
 import time
 from typing import Callable
 
-import numpy as np
-
 from stream_guard.checks.confidence import ConfidenceCheck
 from stream_guard.checks.entities import EntityCheck
 from stream_guard.checks.faithfulness import FaithfulnessCheck
 from stream_guard.checks.relevance import RelevanceCheck
 from stream_guard.config import DetectorConfig
+from stream_guard.evaluation import roc_auc
 from stream_guard.inspection import Inspection
 from stream_guard.ner import batch_answer_entities, make_recognizer
 from stream_guard.report import CheckResult
-
-
-def rank_auc(scores: list[float], labels: list[int]) -> float:
-    """Mann-Whitney AUC with average ranks for ties; higher score should mean label 1."""
-    s = np.asarray(scores, dtype=float)
-    y = np.asarray(labels, dtype=int)
-    positives, negatives = int(y.sum()), int(len(y) - y.sum())
-    if positives == 0 or negatives == 0:
-        return float("nan")
-    order = np.argsort(s, kind="mergesort")
-    ranks = np.empty(len(s))
-    sorted_s = s[order]
-    i = 0
-    while i < len(s):
-        j = i
-        while j + 1 < len(s) and sorted_s[j + 1] == sorted_s[i]:
-            j += 1
-        ranks[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return float((ranks[y == 1].sum() - positives * (positives + 1) / 2) / (positives * negatives))
 
 
 Feature = Callable[[dict[str, CheckResult]], float]
@@ -91,7 +70,7 @@ def evaluate(path: str, backends: list[str]) -> None:
             if flagged is not None:
                 hits = sum(1 for v, y in zip(picked, labels) if v > 0 and y)
                 extra = f"   flagged {flagged}, of which hallucinated {hits}"
-            print(f"    {name:32s} AUC {rank_auc(picked, labels):.3f}{extra}")
+            print(f"    {name:32s} AUC {roc_auc(picked, labels):.3f}{extra}")
 
 
 def main() -> None:
