@@ -1,12 +1,19 @@
 """The Faust application: decode, call the core, update tables, send. Nothing else lives here.
 
-Flow, per worker:
+Flow, per worker (one agent reads both input topics):
 
-  rag.answers ──intake──► <app>-answers-by-question (key = question hash) ──judge──► guard.verdicts
-        │  (bad payload)                                  │ drift-history table (RocksDB + changelog)
-        ▼                                                 │ alerts-sent table  (dedupe by alert_id)
-     guard.dlq  ◄──────────────── (event the core failed on) ──► guard.alerts
-                                     metrics timer ──► guard.metrics, /metrics
+  rag.answers ─┬─ keyed by its question hash, on the partition that hash maps to ─┐
+               │                                                                  ├─judge─► guard.verdicts
+               └─ anything else: validate, re-key ─► <app>-answers-by-question ───┘   │  ► guard.alerts
+                       │ (bad payload)           drift-history table (RocksDB + changelog) │  ► guard.dlq
+                       ▼                         alerts-sent table  (dedupe by alert_id)   │
+                   guard.dlq                     metrics timer ──► guard.metrics, /metrics
+
+The re-keyed topic, the input topic (when it has as many partitions) and the tables' changelogs are
+co-partitioned: Faust gives partition p of each to the same worker. So an input event that its producer
+keyed by question hash (`stream-guard produce` does; so can any client, see docs/ARCHITECTURE.md) is judged
+where it arrives, and skips a produce, a broker round trip and a consume; the judge checks the key against
+the event's own question and re-keys the event if they differ.
 
 At least once: an input offset is acknowledged only after everything it caused (re-keyed copy, verdict,
 alerts, dead letter) has been acknowledged by the broker, and Faust flushes table changelog writes
@@ -32,14 +39,15 @@ import orjson
 
 from agents.batching import greedy_batches
 from agents.judge import Judge
+from agents.topics import key_partition
 from agents.transport import GuardApp
 from stream_guard.alerts import Alert, LatencyBudgetMonitor, already_sent, sent_record
 from stream_guard.deadletter import Source, dead_letter, encode
 from stream_guard.events import EventError, Limits, decode_event
-from stream_guard.judging import Judged, JudgedBatch
+from stream_guard.judging import MISROUTED, Judged, JudgedBatch
 from stream_guard.latency import LatencyRegistry, render_prometheus
 from stream_guard.settings import StreamSettings
-from stream_guard.text import question_hash
+from stream_guard.text import looks_like_question_hash, question_hash
 
 log = logging.getLogger("agents.app")
 
@@ -181,6 +189,9 @@ class GuardService:
     # State a batch in flight has decided but not yet written to the tables (see _judge).
     _history_overlay: dict[str, bytes] = field(default_factory=dict)
     _alerts_overlay: set[str] = field(default_factory=set)
+    # Partitions of the re-keyed topic once known from metadata; 0 when the input topic has another count,
+    # which rules out judging input events where they arrive.
+    _partitions: int | None = None
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -188,19 +199,14 @@ class GuardService:
         self.budget = LatencyBudgetMonitor(s.latency_budget_ms, min_samples=s.latency_min_samples)
         self.limits: Limits = self.judge.config.limits
         self.app = app = GuardApp(s.app_id, fetch_max_wait_ms=s.fetch_max_wait_ms, **faust_options(s))
-        self.answers = app.topic(s.topics.answers, schema=raw_schema(), partitions=s.answers_partitions)
-        self.by_question = app.topic(s.by_question_topic, schema=raw_schema(), partitions=s.partitions)
-        self.verdicts = app.topic(s.topics.verdicts, schema=raw_schema(), partitions=s.output_partitions)
-        self.alerts = app.topic(s.topics.alerts, schema=raw_schema(), partitions=s.output_partitions)
-        self.dlq = app.topic(s.topics.dlq, schema=raw_schema(), partitions=s.output_partitions)
-        self.metrics = app.topic(s.topics.metrics, schema=raw_schema(), partitions=s.output_partitions)
+        # Both inputs in one stream, so that one batch of the judge takes from either.
+        self.inputs = app.topic(s.topics.answers, s.by_question_topic, schema=raw_schema())
         # key_type/value_type bytes: that is what makes a Faust table use the raw serializer.
         self.history = app.Table("drift-history", partitions=s.partitions, key_type=bytes, value_type=bytes,
                                  options=rocksdb_options(s), help="question hash -> bounded fingerprint list")
         self.alerts_sent = app.Table("alerts-sent", partitions=s.partitions, key_type=bytes, value_type=bytes,
                                      options=rocksdb_options(s), help="alert_id -> when it was sent")
-        app.agent(self.answers, name="intake")(self._intake)
-        app.agent(self.by_question, name="judge")(self._judge)
+        app.agent(self.inputs, name="judge")(self._judge)
         app.timer(s.metrics_interval_s, name="publish-metrics")(self._publish_metrics)
         # Faust binds a page handler as the view's `get`: it must be a plain (view, request) function.
         for path, handler in (("/metrics", self._metrics_page), ("/healthz", self._health_page),
@@ -209,10 +215,13 @@ class GuardService:
 
     # --- sending -----------------------------------------------------------------------------------------
 
-    async def _send(self, topic: faust.TopicT, key: bytes | None, value: bytes,
-                    headers: Mapping[str, bytes] | None = None) -> asyncio.Future[Any]:
-        """Queue one message; the returned future resolves when the broker has acknowledged it."""
-        return await topic.send(key=key, value=value, headers=dict(headers) if headers else None)
+    async def _send(self, topic: str, key: bytes | None, value: bytes, headers: Mapping[str, bytes] | None = None,
+                    partition: int | None = None) -> asyncio.Future[Any]:
+        """Queue one message; the returned future resolves when the broker has acknowledged it.
+
+        Straight to Faust's producer, not through `Topic.send`: the values are bytes already, and the topic
+        layer's per-message channel, schema and callback work was a tenth of the worker's CPU (profiled)."""
+        return await self.app.producer.send(topic, key, value, partition, None, dict(headers) if headers else None)
 
     async def _dead_letter(
         self, message: Any, *, field_: str, reason: str, stage: str, source: Source | None = None,
@@ -225,22 +234,56 @@ class GuardService:
             failed_at_ms=now_ms(), worker=self.worker, event_id=event_id,
             max_payload_bytes=self.settings.dlq_max_payload_bytes,
         )
-        return await self._send(self.dlq, message.key if isinstance(message.key, bytes) else None, encode(record))
+        return await self._send(self.settings.topics.dlq, message.key if isinstance(message.key, bytes) else None,
+                                encode(record))
 
-    # --- intake: validate and re-key -----------------------------------------------------------------------
+    # --- routing: judge here, or validate and re-key first ------------------------------------------------------
 
-    async def _intake(self, stream: faust.StreamT) -> None:
-        s = self.settings
-        stream = stream.noack()
-        async for events in greedy_batches(stream, s.batch_max, s.batch_within_s):
-            pending = [await self._intake_one(event) for event in events]
-            await asyncio.gather(*pending)
-            for event in events:
-                await stream.ack(event)
-                self._advance(event.message)
+    def _partition_count(self) -> int | None:
+        if self._partitions is None:
+            consumer = self.app.consumer
+            answers = consumer.topic_partitions(self.settings.topics.answers)
+            by_question = consumer.topic_partitions(self.settings.by_question_topic)
+            if answers is None or by_question is None:
+                return None  # no metadata yet: re-key for now
+            self._partitions = by_question if answers == by_question else 0
+            if not self._partitions:
+                log.warning("%s has %d partitions and %s %d: every input event is re-keyed before it is judged",
+                            self.settings.topics.answers, answers, self.settings.by_question_topic, by_question)
+        return self._partitions or None
 
-    async def _intake_one(self, event: faust.EventT) -> asyncio.Future[Any]:
-        message = event.message
+    def _claimed_key(self, message: Any) -> str | None:
+        """The question hash an input message is keyed by, if it already sits on the partition that hash
+        maps to (so its question's state is on this worker); None if it has to be re-keyed."""
+        key = message.key
+        if not isinstance(key, bytes) or not looks_like_question_hash(key):
+            return None
+        partitions = self._partition_count()
+        if partitions is None or key_partition(key, partitions) != message.partition:
+            return None
+        return key.decode("ascii")
+
+    def _route(self, events: Sequence[faust.EventT]) -> tuple[list[faust.EventT], list[str | None],
+                                                              list[faust.EventT]]:
+        """Split a batch into events to judge here (with the key each claims, for the judge to verify; None
+        for re-keyed copies, which our own intake keyed) and input events to re-key."""
+        here: list[faust.EventT] = []
+        claims: list[str | None] = []
+        rekey: list[faust.EventT] = []
+        for event in events:
+            message = event.message
+            if message.topic != self.settings.topics.answers:
+                here.append(event)
+                claims.append(None)
+            elif (claim := self._claimed_key(message)) is not None:
+                here.append(event)
+                claims.append(claim)
+            else:
+                rekey.append(event)
+        return here, claims, rekey
+
+    async def _rekey(self, message: Any) -> asyncio.Future[Any]:
+        """Validate an input event and send it on to the re-keyed topic, or dead-letter it."""
         try:
             raw = message.value if isinstance(message.value, bytes) else b""
             answer = decode_event(raw, self.limits)
@@ -249,7 +292,9 @@ class GuardService:
                 H_TOPIC: message.topic.encode(), H_PARTITION: str(message.partition).encode(),
                 H_OFFSET: str(message.offset).encode(), H_TIMESTAMP: str(_timestamp_ms(message) or "").encode(),
             }
-            return await self._send(self.by_question, key, raw, headers)
+            partitions = self._partition_count()
+            return await self._send(self.settings.by_question_topic, key, raw, headers,
+                                    key_partition(key, partitions) if partitions else None)
         except EventError as exc:
             return await self._dead_letter(message, field_=exc.field, reason=exc.reason, stage="decode")
         except Exception as exc:  # a bug must cost one event, never the worker
@@ -262,37 +307,43 @@ class GuardService:
     async def _judge(self, stream: faust.StreamT) -> None:
         """Three stages, each one batch at a time and in order, overlapping one another:
 
-        1. decide (here): read state, run the checks on batch N+1 in the judge process;
+        1. decide (here): re-key what must be, read state, run the checks on batch N+1 in the judge process;
         2. dispatch (a task): queue batch N's verdicts, alerts and dead letters on the producer;
         3. finish (a task per batch): wait for the broker's acks, write the tables, acknowledge the inputs.
 
         Batches come unacknowledged (`noack`): an input event is acknowledged only after the broker has
-        acknowledged everything it caused.
+        acknowledged everything it caused (for a re-keyed event: its copy).
         """
         s = self.settings
         stream = stream.noack()
-        decided: asyncio.Queue[tuple[list[faust.EventT], dict[str, faust.EventT], JudgedBatch | None, int] | None]
+        decided: asyncio.Queue[_Batch | tuple[list[faust.EventT], dict[str, faust.EventT], JudgedBatch | None, int]
+                               | None]
         decided = asyncio.Queue(maxsize=1)
         dispatching = asyncio.ensure_future(self._dispatch_all(stream, decided))
         try:
             async for events in greedy_batches(stream, s.batch_max, s.batch_within_s):
                 if dispatching.done():  # a send failed: stop taking work; the error surfaces below
                     break
+                here, claims, rekey = self._route(events)
+                if rekey:
+                    await decided.put(_Batch(rekey, [await self._rekey(event.message) for event in rekey]))
+                if not here:
+                    continue
                 try:
-                    item = await self._decide(events)
+                    item = await self._decide(here, claims)
                 except Exception:  # a bug outside the core: the batch is dead-lettered by dispatch
-                    log.exception("judge failed on a batch of %d", len(events))
-                    item = (list(events), {}, None, now_ms())
+                    log.exception("judge failed on a batch of %d", len(here))
+                    item = (here, {}, None, now_ms())
                 await decided.put(item)
         finally:
             if not dispatching.done():
                 await decided.put(None)
             await dispatching
 
-    async def _decide(self, events: Sequence[faust.EventT]
+    async def _decide(self, events: Sequence[faust.EventT], claims: Sequence[str | None]
                       ) -> tuple[list[faust.EventT], dict[str, faust.EventT], JudgedBatch | None, int]:
-        """Read state and judge. The message key is the question hash (the intake set it), so state is read
-        without decoding here. Table reads go through an event of the key's own partition (see acting_for).
+        """Read state and judge. The message key is the question hash (set by our re-keying, or claimed by the
+        producer and verified by the judge), so state is read without decoding here. Table reads go through an event of the key's own partition (see acting_for).
         A history that a batch still in flight changed but has not written yet comes from the overlay, so a
         question's events see each other in order across batches."""
         anchors: dict[str, faust.EventT] = {}  # question hash -> an event of its partition
@@ -308,7 +359,7 @@ class GuardService:
                 with acting_for(anchor):
                     histories[key] = self.history.get(key.encode())
         at = now_ms()
-        judged = await self.judge.judge([e.message.value for e in events], histories, at)
+        judged = await self.judge.judge([e.message.value for e in events], histories, at, claims)
         for key, raw in judged.histories.items():
             if key not in anchors:  # only if a producer other than our intake wrote the re-keyed topic
                 anchors[key] = next(e for e, item in zip(events, judged.items) if item.question_hash == key)
@@ -318,7 +369,7 @@ class GuardService:
     async def _dispatch_all(self, stream: faust.StreamT, decided: asyncio.Queue[Any]) -> None:
         previous: asyncio.Future[None] | None = None
         while (item := await decided.get()) is not None:
-            batch = await self._dispatch(*item)
+            batch = item if isinstance(item, _Batch) else await self._dispatch(*item)
             if previous is not None:
                 await previous
             previous = asyncio.ensure_future(self._finish(stream, batch))
@@ -336,12 +387,15 @@ class GuardService:
             return batch
         batch.history = [(key, anchors[key], raw) for key, raw in judged.histories.items()]
         for event, item in zip(events, judged.items):
+            if item.error_stage == MISROUTED:  # keyed by another question: re-key it, judge it over there
+                batch.pending.append(await self._rekey(event.message))
+                continue
             if not item.ok:
                 batch.pending.append(await self._dead_letter(
                     event.message, field_=item.error_field or "$", reason=item.error_reason or "unknown",
                     stage=item.error_stage or "judge", event_id=item.event_id))
                 continue
-            batch.pending.append(await self._send(self.verdicts, (item.question_hash or "").encode(),
+            batch.pending.append(await self._send(self.settings.topics.verdicts, (item.question_hash or "").encode(),
                                                   item.verdict or b""))
             for alert in item.alerts:
                 if alert.alert_id in self._alerts_overlay:
@@ -355,7 +409,8 @@ class GuardService:
                     continue
                 self._alerts_overlay.add(alert.alert_id)
                 batch.alerts.append((alert, event, at))
-                batch.pending.append(await self._send(self.alerts, alert.key.encode(), alert.to_json()))
+                batch.pending.append(await self._send(self.settings.topics.alerts, alert.key.encode(),
+                                                      alert.to_json()))
         batch.items = judged.items
         return batch
 
@@ -380,14 +435,18 @@ class GuardService:
 
     def _observe(self, batch: _Batch) -> None:
         """Processing: batch taken to its verdicts acknowledged. End to end: the event's produced_at (else
-        its Kafka timestamp on the answers topic) to its verdict acknowledged."""
+        its Kafka timestamp on the answers topic) to its verdict acknowledged. Both are booked to the input
+        partition the event arrived on, whichever way it came to be judged."""
         processing_ms = (time.perf_counter() - batch.started) * 1000.0
         done_ms = time.time() * 1000.0
         for event, item in zip(batch.events, batch.items):
-            origin = item.produced_at_ms if item.produced_at_ms is not None else source_of(event.message).timestamp_ms
+            if item.error_stage == MISROUTED:  # booked where it is judged
+                continue
+            source = source_of(event.message)
+            origin = item.produced_at_ms if item.produced_at_ms is not None else source.timestamp_ms
             e2e = done_ms - origin if origin is not None else None
             routing = item.routing if item.ok else "failed"
-            self.registry.observe(event.message.topic, event.message.partition, processing_ms, e2e, routing)
+            self.registry.observe(source.topic, source.partition, processing_ms, e2e, routing)
 
     def _advance(self, message: Any) -> None:
         self.positions[(message.topic, message.partition)] = message.offset + 1
@@ -422,12 +481,13 @@ class GuardService:
             key = (summary["topic"], summary["partition"])
             if key not in owned and not summary["interval"]["processing_ms"].get("count"):
                 continue  # a partition that moved to another worker: that worker reports it now
-            pending.append(await self._send(self.metrics, f"{key[0]}:{key[1]}".encode(), orjson.dumps(summary)))
+            pending.append(await self._send(self.settings.topics.metrics, f"{key[0]}:{key[1]}".encode(),
+                                            orjson.dumps(summary)))
             recent = summary["recent"]["end_to_end_ms"]
             alert = self.budget.check(key[0], key[1], recent.get("p99"), recent.get("count", 0), at, self.worker)
             if alert is not None:
                 self.registry.alerts[alert.kind] += 1
-                pending.append(await self._send(self.alerts, alert.key.encode(), alert.to_json()))
+                pending.append(await self._send(self.settings.topics.alerts, alert.key.encode(), alert.to_json()))
         self.budget.forget(owned)  # a breach on a partition that moved away is the new owner's to report
         self.registry.rotate()
         await asyncio.gather(*pending)

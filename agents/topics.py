@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaConnectionError, KafkaError
+from aiokafka.partitioner import murmur2
 
 from stream_guard.settings import StreamSettings
 
@@ -31,6 +32,13 @@ class TopicSpec:
     def new_topic(self) -> NewTopic:
         configs = {"max.message.bytes": str(self.max_message_bytes)} if self.max_message_bytes else {}
         return NewTopic(self.name, self.partitions, self.replication_factor, topic_configs=configs)
+
+
+def key_partition(key: bytes, partitions: int) -> int:
+    """The partition Kafka's default partitioner (Java's and aiokafka's alike) gives a keyed message. The
+    service sends to the re-keyed topic with this partition explicitly, so that whether an input message is
+    already where its question's state lives is one computation, whichever client produced it."""
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
 def topic_specs(settings: StreamSettings) -> list[TopicSpec]:

@@ -5,8 +5,9 @@ of it is bytes (payloads, histories as stored in the table, verdicts as sent), s
 a memcpy rather than pickling nested dicts, and the worker's event loop does no JSON work of its own.
 
 One result per payload, in order: a verdict with its alerts, or the reason it could not be judged
-(`decode`: the payload breaks the event contract; `judge`: the core failed on it). A core failure on one
-event never costs its batch-mates their verdicts: the batch is retried one event at a time.
+(`decode`: the payload breaks the event contract; `judge`: the core failed on it; `misrouted`: the caller
+said which question the payload was keyed by, and it is another one). A core failure on one event never
+costs its batch-mates their verdicts: the batch is retried one event at a time.
 """
 
 from __future__ import annotations
@@ -104,19 +105,35 @@ def _evaluate(guard: Guard, answers: list[AnswerEvent], histories: dict[str, lis
     return out, changed
 
 
+MISROUTED = "misrouted"
+
+
 def judge_payloads(guard: Guard, payloads: Sequence[bytes], histories: Mapping[str, bytes | None],
-                   now_ms: int = 0) -> JudgedBatch:
+                   now_ms: int = 0, claimed_keys: Sequence[str | None] | None = None) -> JudgedBatch:
     """Decode, judge and serialize a batch. `histories` holds the stored history of (at least) every
-    question in the batch, keyed by question hash; missing keys mean no history yet."""
+    question in the batch, keyed by question hash; missing keys mean no history yet.
+
+    `claimed_keys[i]`, when given, is the question hash payload i was keyed by, and so the only history
+    the caller read for it. A payload whose own question hash differs is not judged (it would have drifted
+    against another question's history): it comes back `misrouted`, with its real hash, for the caller to
+    route properly."""
     items: list[Judged | None] = [None] * len(payloads)
     answers: list[AnswerEvent] = []
     positions: list[int] = []
     for i, raw in enumerate(payloads):
         try:
-            answers.append(decode_event(raw, guard.config.limits))
-            positions.append(i)
+            answer = decode_event(raw, guard.config.limits)
         except EventError as exc:
             items[i] = Judged(error_stage="decode", error_field=exc.field, error_reason=exc.reason)
+            continue
+        claimed = claimed_keys[i] if claimed_keys is not None else None
+        if claimed is not None and (real := question_hash(answer.tenant, answer.question)) != claimed:
+            items[i] = Judged(event_id=answer.event_id, question_hash=real, produced_at_ms=answer.produced_at_ms,
+                              error_stage=MISROUTED, error_field="key",
+                              error_reason=f"keyed by {claimed}, but the event's question hash is {real}")
+            continue
+        answers.append(answer)
+        positions.append(i)
     parsed: dict[str, list[Fingerprint]] = {}
     for answer in answers:
         key = question_hash(answer.tenant, answer.question)

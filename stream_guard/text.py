@@ -104,10 +104,21 @@ def normalize_question(question: str) -> str:
     return " ".join(folded.split())
 
 
+QUESTION_HASH_CHARS = 24
+_QUESTION_HASH_RE = re.compile(rf"[0-9a-f]{{{QUESTION_HASH_CHARS}}}")
+
+
 def question_hash(tenant: str, question: str) -> str:
     """Stable key of (tenant, normalized question): the drift table's key and the verdict topic's key."""
-    digest = hashlib.blake2b(f"{tenant}\x1f{normalize_question(question)}".encode(), digest_size=12)
+    digest = hashlib.blake2b(f"{tenant}\x1f{normalize_question(question)}".encode(),
+                             digest_size=QUESTION_HASH_CHARS // 2)
     return digest.hexdigest()
+
+
+def looks_like_question_hash(key: bytes | str) -> bool:
+    """Shape only: whether `key` could be a question_hash. Whether it is the right one takes the event."""
+    text = key.decode("ascii", "replace") if isinstance(key, bytes) else key
+    return _QUESTION_HASH_RE.fullmatch(text) is not None
 
 
 def overlap(needles: frozenset[str] | set[str], haystack: frozenset[str] | set[str]) -> float:

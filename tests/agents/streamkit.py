@@ -17,7 +17,7 @@ import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import orjson
 
@@ -155,12 +155,14 @@ def event(event_id: str, question: str, context: list[str], answer: str, tenant:
                          "answer": answer, **extra})
 
 
-async def _produce(broker: str, topic: str, payloads: list[bytes], pace_s: float) -> None:
+async def _produce(broker: str, topic: str, payloads: list[bytes], pace_s: float,
+                   keys: Sequence[bytes | None] | None) -> None:
     producer = await start_producer(broker)
     try:
         pending = []
-        for payload in payloads:
-            pending.append(await producer.send(topic, payload, key=partition_key(payload)))
+        for i, payload in enumerate(payloads):
+            key = partition_key(payload) if keys is None else keys[i]
+            pending.append(await producer.send(topic, payload, key=key))
             if pace_s:
                 await asyncio.sleep(pace_s)
         await asyncio.gather(*pending)
@@ -168,8 +170,10 @@ async def _produce(broker: str, topic: str, payloads: list[bytes], pace_s: float
         await producer.stop()
 
 
-def produce(names: Names, payloads: list[bytes], pace_s: float = 0.0) -> None:
-    asyncio.run(_produce(names.broker, names.topics.answers, payloads, pace_s))
+def produce(names: Names, payloads: list[bytes], pace_s: float = 0.0,
+            keys: Sequence[bytes | None] | None = None) -> None:
+    """Publish to the answers topic, keyed by question hash as `stream-guard produce` does, or by `keys`."""
+    asyncio.run(_produce(names.broker, names.topics.answers, payloads, pace_s, keys))
 
 
 def read_json(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[dict[str, Any]]:

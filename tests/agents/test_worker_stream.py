@@ -102,6 +102,34 @@ def test_every_event_gets_exactly_one_verdict_with_the_offline_routing(guarded: 
     assert any(line.startswith("✔ ACCEPT") for line in shown)
 
 
+SKU_Q = "What is the price of SKU-441?"
+SKU_CTX = ["SKU-441 (wireless headset) is priced at $49.99.", "Free shipping applies to orders over $35."]
+
+
+def test_state_follows_the_question_however_the_producer_keyed_its_events(guarded: tuple[Names, Worker]) -> None:
+    """Keyed by question hash: judged where it lands. Unkeyed, keyed by something else, or keyed by another
+    question's hash: re-keyed first. Either way one question's events meet the same drift history."""
+    names, _ = guarded
+    right = question_hash("keys", SKU_Q).encode()
+    consistent = ["SKU-441 costs $49.99.", "The wireless headset SKU-441 is priced at $49.99.",
+                  "SKU-441 is $49.99.", "SKU-441 costs $49.99."]
+    keys = [None, b"user-17", question_hash("keys", "Who ships SKU-441?").encode(), right]
+    produce(names, [event(f"rk-{i}", SKU_Q, SKU_CTX, a, tenant="keys") for i, a in enumerate(consistent)],
+            keys=keys)
+    verdicts = wait_for(names, names.topics.verdicts, lambda rs: len(by_event(rs, "rk-")) >= 4)
+    assert not any(v["checks"]["drift"]["flagged"] for v in by_event(verdicts, "rk-"))
+
+    produce(names, [event("rk-drift", SKU_Q, SKU_CTX, "SKU-441 now costs $39.99 after the spring discount.",
+                          tenant="keys")], keys=[right])
+    verdicts = wait_for(names, names.topics.verdicts, lambda rs: len(by_event(rs, "rk-drift")) >= 1)
+    [drifted] = by_event(verdicts, "rk-drift")
+    assert drifted["checks"]["drift"]["flagged"], drifted["checks"]["drift"]
+
+    # Only the events that needed it took the extra hop through the re-keyed topic.
+    copies = read_json(names, names.settings().by_question_topic, until=10**9, timeout=2.0)
+    assert sorted(c["event_id"] for c in by_event(copies, "rk-")) == ["rk-0", "rk-1", "rk-2"]
+
+
 def test_contradiction_alerts_once_even_when_replayed(guarded: tuple[Names, Worker]) -> None:
     names, worker = guarded
     payload = event("cx-1", "What is the refund window for headphones?",

@@ -94,3 +94,23 @@ def test_a_core_failure_costs_only_the_event_that_caused_it(guard: Guard) -> Non
 def test_failed_batch() -> None:
     batch = failed_batch(3, "the judge process died")
     assert len(batch.items) == 3 and not any(item.ok for item in batch.items) and batch.histories == {}
+
+
+def test_a_payload_keyed_by_another_question_is_handed_back_unjudged(guard: Guard) -> None:
+    key = question_hash("support", "What is the refund window?")
+    other = question_hash("support", "Who approves refunds?")
+    batch = judge_payloads(guard, [
+        payload("right", "Refunds are accepted within 14 days of purchase."),
+        payload("wrong", "Refunds are accepted within 14 days of purchase."),
+        b"{broken",
+        payload("unclaimed", "Refunds are accepted within 14 days of purchase."),
+    ], {}, claimed_keys=[key, other, other, None])
+    right, wrong, broken, unclaimed = batch.items
+    assert right.ok and unclaimed.ok
+    # Not judged: its drift check would have read the other question's history.
+    assert (wrong.ok, wrong.error_stage, wrong.error_field) == (False, "misrouted", "key")
+    assert wrong.question_hash == key and wrong.event_id == "wrong"
+    assert other in (wrong.error_reason or "") and key in (wrong.error_reason or "")
+    assert broken.error_stage == "decode"  # a bad payload is bad wherever it was keyed
+    # Only the two judged events entered the history.
+    assert set(batch.histories) == {key} and len(load_history(batch.histories[key])) == 2
