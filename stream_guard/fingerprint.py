@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from decimal import Decimal, InvalidOperation
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from stream_guard.text import NEGATORS, content_words, stem, words
 
@@ -131,7 +131,7 @@ def fingerprint(answer: str) -> dict[str, Any]:
     }
 
 
-def _jaccard_distance(a: set[str], b: set[str]) -> float:
+def _jaccard_distance(a: frozenset[str], b: frozenset[str]) -> float:
     union = a | b
     if not union:
         return 0.0
@@ -152,23 +152,42 @@ def _length_distance(a: int, b: int) -> float:
     return min(abs(a - b) / 3.0, 1.0)
 
 
-def _as_set(fp: Mapping[str, Any], key: str) -> set[str]:
-    return {str(v) for v in fp.get(key) or ()}
+def _as_set(fp: Mapping[str, Any], key: str) -> frozenset[str]:
+    return frozenset(str(v) for v in fp.get(key) or ())
+
+
+class Features(NamedTuple):
+    """A fingerprint as `distance` compares it. A stored fingerprint is a JSON object; drift compares each
+    one with a dozen others, so it is converted once (`features`) rather than on every comparison."""
+
+    numbers: frozenset[str]
+    key_words: frozenset[str]
+    polarity: str
+    length_bucket: int
+
+
+def features(fp: Mapping[str, Any]) -> Features:
+    return Features(_as_set(fp, "numbers"), _as_set(fp, "key_words"), str(fp.get("polarity", NEUTRAL)),
+                    int(fp.get("length_bucket", 0)))
+
+
+def features_distance(a: Features, b: Features) -> float:
+    """`distance`, on converted fingerprints."""
+    parts = [
+        (WEIGHT_STEMS, _jaccard_distance(a.key_words, b.key_words)),
+        (WEIGHT_POLARITY, _polarity_distance(a.polarity, b.polarity)),
+        (WEIGHT_LENGTH, _length_distance(a.length_bucket, b.length_bucket)),
+    ]
+    if a.numbers or b.numbers:
+        parts.append((WEIGHT_NUMBERS, _jaccard_distance(a.numbers, b.numbers)))
+    total_weight = sum(w for w, _ in parts)
+    value = sum(w * d for w, d in parts) / total_weight
+    return min(max(value, 0.0), 1.0)
 
 
 def distance(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
     """Weighted distance between two fingerprints in [0, 1]; 0 means "asserts the same thing"."""
-    numbers_a, numbers_b = _as_set(a, "numbers"), _as_set(b, "numbers")
-    parts = [
-        (WEIGHT_STEMS, _jaccard_distance(_as_set(a, "key_words"), _as_set(b, "key_words"))),
-        (WEIGHT_POLARITY, _polarity_distance(str(a.get("polarity", NEUTRAL)), str(b.get("polarity", NEUTRAL)))),
-        (WEIGHT_LENGTH, _length_distance(int(a.get("length_bucket", 0)), int(b.get("length_bucket", 0)))),
-    ]
-    if numbers_a or numbers_b:
-        parts.append((WEIGHT_NUMBERS, _jaccard_distance(numbers_a, numbers_b)))
-    total_weight = sum(w for w, _ in parts)
-    value = sum(w * d for w, d in parts) / total_weight
-    return min(max(value, 0.0), 1.0)
+    return features_distance(features(a), features(b))
 
 
 def similarity(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:

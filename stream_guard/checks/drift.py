@@ -18,14 +18,14 @@ from typing import Any, Mapping, Sequence
 
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.config import DetectorConfig
-from stream_guard.fingerprint import distance, fingerprint
+from stream_guard.fingerprint import Features, features, features_distance, fingerprint
 from stream_guard.history import Fingerprint
 from stream_guard.inspection import Inspection
 from stream_guard.report import CheckResult
 from stream_guard.text import normalize_question
 
 
-def _medoid_index(window: Sequence[Fingerprint], pairwise: list[list[float]]) -> int:
+def _medoid_index(window: Sequence[object], pairwise: list[list[float]]) -> int:
     """The entry closest to all others; ties go to the most recent (latest index)."""
     best, best_total = len(window) - 1, float("inf")
     for i in range(len(window) - 1, -1, -1):
@@ -37,15 +37,20 @@ def _medoid_index(window: Sequence[Fingerprint], pairwise: list[list[float]]) ->
 
 def consensus(window: Sequence[Fingerprint], threshold: float) -> list[Fingerprint]:
     """The medoid of `window` and every entry within `threshold` of it, oldest first."""
+    keep = _consensus_indices([features(fp) for fp in window], threshold)
+    return [window[j] for j in keep]
+
+
+def _consensus_indices(window: Sequence[Features], threshold: float) -> list[int]:
     if len(window) <= 2:
-        return list(window)
+        return list(range(len(window)))
     n = len(window)
     pairwise = [[0.0] * n for _ in range(n)]
     for i in range(n):  # distance is symmetric: compute each pair once
         for j in range(i + 1, n):
-            pairwise[i][j] = pairwise[j][i] = distance(window[i], window[j])
+            pairwise[i][j] = pairwise[j][i] = features_distance(window[i], window[j])
     centre = _medoid_index(window, pairwise)
-    return [fp for j, fp in enumerate(window) if pairwise[centre][j] <= threshold]
+    return [j for j in range(n) if pairwise[centre][j] <= threshold]
 
 
 class DriftCheck:
@@ -72,9 +77,12 @@ class DriftCheck:
             return self._quiet(base | {"reason": "not enough history"}, started)
 
         current = fingerprint(inspection.answer)
-        agreed = consensus(window, cfg.drift_threshold)
-        delta = sum(distance(current, fp) for fp in agreed) / len(agreed)
-        mean_similarity = sum(1.0 - distance(current, fp) for fp in window) / len(window)
+        mine, theirs = features(current), [features(fp) for fp in window]
+        distances = [features_distance(mine, other) for other in theirs]
+        keep = _consensus_indices(theirs, cfg.drift_threshold)
+        agreed = [window[j] for j in keep]
+        delta = sum(distances[j] for j in keep) / len(keep)
+        mean_similarity = sum(1.0 - d for d in distances) / len(distances)
         over_threshold = delta > cfg.drift_threshold
         under_floor = mean_similarity < cfg.drift_similarity_floor
         details = base | {
