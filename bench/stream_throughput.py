@@ -230,16 +230,48 @@ async def _send_stamped(settings: Any, lines: list[bytes], rate: float | None) -
     }
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc); 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child_pids(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True, check=False).stdout
+    return [int(p) for p in out.split()]
+
+
+def cpu_by_role(cluster: Cluster, broker_pid: int | None) -> dict[str, float]:
+    """CPU seconds so far of everything on the machine that takes part: the broker, the workers' event-loop
+    processes, their judge processes, and this script (producer and verdict reader)."""
+    roles = {"broker": cpu_seconds(broker_pid) if broker_pid else 0.0, "workers": 0.0, "judges": 0.0,
+             "load generator": cpu_seconds(os.getpid())}
+    for proc in cluster.procs:
+        roles["workers"] += cpu_seconds(proc.pid)
+        roles["judges"] += sum(cpu_seconds(child) for child in child_pids(proc.pid))
+    return roles
+
+
 def streaming(broker: str, tmp: Path, ner: str, workers: int, lines: list[bytes], rate: float | None,
-              warmup: list[bytes], executor: str) -> dict[str, Any]:
+              warmup: list[bytes], executor: str, broker_pid: int | None = None) -> dict[str, Any]:
     cluster = Cluster(broker, ner, workers, tmp, executor)
     cluster.start()
     try:
         asyncio.run(_send_stamped(cluster.settings, warmup, None))  # first batches load caches and models
+        before = cpu_by_role(cluster, broker_pid)
         result = asyncio.run(_send_stamped(cluster.settings, lines, rate))
+        after = cpu_by_role(cluster, broker_pid)
     finally:
         cluster.stop()
-    result.update(workers=workers, ner=ner, executor=executor)
+    per_event = {role: round((after[role] - before[role]) * 1000 / len(lines), 2) for role in before}
+    per_event["total"] = round(sum(per_event.values()), 2)
+    result.update(workers=workers, ner=ner, executor=executor, cpu_ms_per_event=per_event,
+                  # What the machine's cores could sustain at this CPU cost per event, all of them busy.
+                  cpu_ceiling_eps=round(1000 * (os.cpu_count() or 1) / per_event["total"], 1)
+                  if per_event["total"] else None)
     return result
 
 
@@ -247,13 +279,17 @@ def streaming(broker: str, tmp: Path, ner: str, workers: int, lines: list[bytes]
 
 
 def table(results: dict[str, Any]) -> str:
-    rows = [("run", "events/s", "e2e p50 ms", "e2e p99 ms", "dups")]
+    rows = [("run", "events/s", "e2e p50 ms", "e2e p99 ms", "dups",
+             "cpu ms/event: broker+workers+judges+load=total", "cpu ceiling ev/s")]
     for name, r in results.items():
         if name.startswith("offline"):
-            rows.append((name, f"{r['eps']} ({r['eps_wall']} wall)", "-", "-", "-"))
+            rows.append((name, f"{r['eps']} ({r['eps_wall']} wall)", "-", "-", "-", "-", "-"))
         else:
-            rows.append((name, str(r["eps"]), str(r["e2e_p50_ms"]), str(r["e2e_p99_ms"]), str(r["duplicates"])))
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+            cpu = r["cpu_ms_per_event"]
+            split = "+".join(str(cpu[k]) for k in ("broker", "workers", "judges", "load generator"))
+            rows.append((name, str(r["eps"]), str(r["e2e_p50_ms"]), str(r["e2e_p99_ms"]), str(r["duplicates"]),
+                         f"{split}={cpu['total']}", str(r["cpu_ceiling_eps"])))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows)
 
 
@@ -262,7 +298,7 @@ def main() -> int:
     parser.add_argument("--dataset", default="ragtruth_dev")
     parser.add_argument("--events", type=int, default=2000)
     parser.add_argument("--rate", type=float, default=200.0)
-    parser.add_argument("--paced-seconds", type=float, default=15.0)
+    parser.add_argument("--paced-seconds", type=float, default=15.0, help="0 skips the paced runs")
     parser.add_argument("--ner", nargs="+", default=["regex", "spacy"])
     parser.add_argument("--executor", nargs="+", default=["process", "thread"],
                         help="where workers run the checks (both are measured by default)")
@@ -288,14 +324,16 @@ def main() -> int:
             for executor in args.executor:
                 for workers in args.workers:
                     key = f"stream {ner} {workers}w {executor}"
-                    results[key] = streaming(broker, tmp, ner, workers, lines, None, warmup, executor)
+                    results[key] = streaming(broker, tmp, ner, workers, lines, None, warmup, executor,
+                                             None if args.broker else embedded.pid)
                     print(f"{key}: {results[key]}", flush=True)
-        paced_sets = {"dataset": dataset_lines(args.dataset, paced_n), "short": short_lines(paced_n)}
+        paced_sets = {"dataset": dataset_lines(args.dataset, paced_n), "short": short_lines(paced_n)} if paced_n else {}
         for label, paced_lines in paced_sets.items():
             for executor in args.executor:
                 key = f"paced {args.rate:g}/s spacy 1w {executor} {label}"
                 results[key] = streaming(broker, tmp, "spacy", 1, paced_lines, args.rate,
-                                         [line.replace(b'"ev-', b'"warm-') for line in paced_lines[:100]], executor)
+                                         [line.replace(b'"ev-', b'"warm-') for line in paced_lines[:100]], executor,
+                                         None if args.broker else embedded.pid)
                 print(f"{key}: {results[key]}", flush=True)
 
     ratios: dict[str, float] = {}
