@@ -3,16 +3,19 @@
 In one run, on the same events (RAGTruth dev by default, repeated with fresh event ids to --events):
 
 - offline: `stream-guard check FILE --ner X` wall time, and with its start-up (imports, spaCy load; measured
-  on a one-line file) taken out, since the workers below are started and warmed up before timing;
+  on a one-line file) taken out, since the workers below are started and warmed up before timing. Run
+  again right before each streaming run, which is compared with that one: the machine's speed drifts;
 - streaming, one worker and two: produce all events as fast as the producer goes, time from the first send
   to the last verdict read back; end-to-end per event = verdict's broker timestamp - event's timestamp;
 - paced: spaCy NER, one worker, events sent at --rate per second for --paced-seconds; end-to-end p50/p99,
   on the dataset events and on short support-desk events (the demo's shape).
 
 Everything shares the machine: broker, workers, this producer and reader. On 2 cores that is the point
-and the limit: a second worker competes with the broker and the producer for the same two cores.
+and the limit: a second worker competes with the broker and the producer for the same two cores. So each
+streaming run also reports the CPU it took per event, by role, and the rate the machine's cores could
+sustain at that cost (`cpu_ceiling_eps`): a second worker cannot go past it.
 
-    .venv/bin/python bench/stream_throughput.py [--events 2000] [--rate 200] [--paced-seconds 15]
+    .venv/bin/python bench/stream_throughput.py [--events 2000] [--rate 200] [--paced-seconds 15] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -87,15 +91,20 @@ def short_lines(n: int) -> list[bytes]:
 # --- offline ---------------------------------------------------------------------------------------------------
 
 
-def offline(path: Path, one_line: Path, ner: str, n: int) -> dict[str, float]:
-    def run(p: Path) -> float:
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "stream_guard.cli", "check", str(p), "--ner", ner, "-o", os.devnull,
-                        "-q"], cwd=REPO, check=True)
-        return time.perf_counter() - started
+def _check_seconds(path: Path, ner: str) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "stream_guard.cli", "check", str(path), "--ner", ner, "-o", os.devnull,
+                    "-q"], cwd=REPO, check=True)
+    return time.perf_counter() - started
 
-    startup = min(run(one_line), run(one_line))
-    wall = run(path)
+
+def offline_startup(one_line: Path, ner: str) -> float:
+    """`check` on a one-line file: imports and model load, which the warmed-up workers do not pay."""
+    return min(_check_seconds(one_line, ner), _check_seconds(one_line, ner))
+
+
+def offline(path: Path, ner: str, n: int, startup: float) -> dict[str, float]:
+    wall = _check_seconds(path, ner)
     return {"events": n, "wall_s": round(wall, 3), "startup_s": round(startup, 3),
             "eps_wall": round(n / wall, 1), "eps": round(n / max(1e-6, wall - startup), 1)}
 
@@ -278,13 +287,37 @@ def streaming(broker: str, tmp: Path, ner: str, workers: int, lines: list[bytes]
 # --- report ----------------------------------------------------------------------------------------------------
 
 
+def scaling_ratios(results: dict[str, Any], ners: list[str], executors: list[str], rounds: int
+                   ) -> dict[str, float]:
+    """Medians over rounds. 1w / offline against the offline run just before it; 2w / 1w both raw and with
+    each side divided by its own offline reference (which takes the machine's speed drift out)."""
+    ratios: dict[str, float] = {}
+    for ner in ners:
+        for executor in executors:
+            one, two, two_norm = [], [], []
+            for round_ in range(1, rounds + 1):
+                one_w = results.get(f"stream {ner} 1w {executor} round {round_}")
+                two_w = results.get(f"stream {ner} 2w {executor} round {round_}")
+                if one_w:
+                    one.append(one_w["vs_offline"])
+                if one_w and two_w:
+                    two.append(two_w["eps"] / one_w["eps"])
+                    two_norm.append(two_w["vs_offline"] / one_w["vs_offline"])
+            if one:
+                ratios[f"{ner} {executor} stream 1w / offline"] = round(statistics.median(one), 2)
+            if two:
+                ratios[f"{ner} {executor} stream 2w / 1w"] = round(statistics.median(two), 2)
+                ratios[f"{ner} {executor} stream 2w / 1w, speed-normalised"] = round(statistics.median(two_norm), 2)
+    return ratios
+
+
 def table(results: dict[str, Any]) -> str:
     rows = [("run", "events/s", "e2e p50 ms", "e2e p99 ms", "dups",
              "cpu ms/event: broker+workers+judges+load=total", "cpu ceiling ev/s")]
     for name, r in results.items():
         if name.startswith("offline"):
             rows.append((name, f"{r['eps']} ({r['eps_wall']} wall)", "-", "-", "-", "-", "-"))
-        else:
+        elif "cpu_ms_per_event" in r:
             cpu = r["cpu_ms_per_event"]
             split = "+".join(str(cpu[k]) for k in ("broker", "workers", "judges", "load generator"))
             rows.append((name, str(r["eps"]), str(r["e2e_p50_ms"]), str(r["e2e_p99_ms"]), str(r["duplicates"]),
@@ -304,6 +337,7 @@ def main() -> int:
                         help="where workers run the checks (both are measured by default)")
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--broker", help="an existing broker (default: the embedded one)")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat the throughput runs; ratios are medians")
     args = parser.parse_args()
 
     lines = dataset_lines(args.dataset, args.events)
@@ -315,37 +349,34 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-", dir=scratch) as tmp_name, EmbeddedBroker() as embedded:
         tmp = Path(tmp_name)
         broker = args.broker or embedded.bootstrap
+        broker_pid = None if args.broker else embedded.pid
         path, one = tmp / "events.jsonl", tmp / "one.jsonl"
         path.write_bytes(b"\n".join(lines) + b"\n")
         one.write_bytes(lines[0] + b"\n")
-        for ner in args.ner:
-            results[f"offline check {ner}"] = offline(path, one, ner, len(lines))
-            print(f"offline {ner}: {results[f'offline check {ner}']}", flush=True)
-            for executor in args.executor:
-                for workers in args.workers:
-                    key = f"stream {ner} {workers}w {executor}"
-                    results[key] = streaming(broker, tmp, ner, workers, lines, None, warmup, executor,
-                                             None if args.broker else embedded.pid)
-                    print(f"{key}: {results[key]}", flush=True)
+        startup = {ner: offline_startup(one, ner) for ner in args.ner}
+        for round_ in range(1, args.rounds + 1):
+            for ner in args.ner:
+                for executor in args.executor:
+                    for workers in args.workers:
+                        # The offline reference right before each streaming run: this machine's CPU speed
+                        # drifts by up to a third over minutes (the same `check` took 15.7-20.7 s).
+                        off = offline(path, ner, len(lines), startup[ner])
+                        key = f"stream {ner} {workers}w {executor} round {round_}"
+                        results[f"offline check {ner} before {key}"] = off
+                        run = streaming(broker, tmp, ner, workers, lines, None, warmup, executor, broker_pid)
+                        run.update(round=round_, offline_eps=off["eps"], vs_offline=round(run["eps"] / off["eps"], 3))
+                        results[key] = run
+                        print(f"{key}: {run}", flush=True)
         paced_sets = {"dataset": dataset_lines(args.dataset, paced_n), "short": short_lines(paced_n)} if paced_n else {}
         for label, paced_lines in paced_sets.items():
             for executor in args.executor:
                 key = f"paced {args.rate:g}/s spacy 1w {executor} {label}"
                 results[key] = streaming(broker, tmp, "spacy", 1, paced_lines, args.rate,
                                          [line.replace(b'"ev-', b'"warm-') for line in paced_lines[:100]], executor,
-                                         None if args.broker else embedded.pid)
+                                         broker_pid)
                 print(f"{key}: {results[key]}", flush=True)
 
-    ratios: dict[str, float] = {}
-    for ner in args.ner:
-        off = results[f"offline check {ner}"]
-        for executor in args.executor:
-            one_w = results.get(f"stream {ner} 1w {executor}")
-            two_w = results.get(f"stream {ner} 2w {executor}")
-            if one_w:
-                ratios[f"{ner} {executor} stream 1w / offline"] = round(one_w["eps"] / off["eps"], 2)
-            if one_w and two_w:
-                ratios[f"{ner} {executor} stream 2w / 1w"] = round(two_w["eps"] / one_w["eps"], 2)
+    ratios = scaling_ratios(results, args.ner, args.executor, args.rounds)
     print()
     print(table(results))
     print()
@@ -353,6 +384,7 @@ def main() -> int:
         print(f"{name}: {value}")
     out = write_result("stream_throughput", {
         "machine": machine(), "dataset": args.dataset, "events": args.events, "partitions": PARTITIONS,
+        "rounds": args.rounds,
         "broker": "given" if args.broker else "embedded tansu (memory)", "results": results, "ratios": ratios,
         "targets": {"stream/offline": ">= 0.8", "2w/1w": ">= 1.6", "paced spacy p99 ms": "< 50"},
     })
