@@ -8,6 +8,7 @@ becomes the norm.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from dataclasses import dataclass
@@ -73,16 +74,16 @@ class Guard:
                 continue
             results.append(verdict)
             if record is not None:
-                window = max(1, self.config.window_size)
-                current[key] = (current.get(key, []) + [record])[-window:]
+                current[key] = remember(current.get(key, []), record, self.config.window_size)
                 updated[key] = current[key]
         return results, updated
 
     def process(self, event: AnswerEvent, store: HistoryStore) -> Verdict:
         """Convenience for single-process use: read and update a HistoryStore."""
         key = question_hash(event.tenant, event.question)
-        verdict, record = self.evaluate(event, store.get(key))
-        if record is not None:
+        history = store.get(key)
+        verdict, record = self.evaluate(event, history)
+        if record is not None and not _seen(history, record):
             store.append(key, record, self.config.window_size)
         return verdict
 
@@ -90,6 +91,9 @@ class Guard:
         self, event: AnswerEvent, inspection: Inspection, history: Sequence[Fingerprint]
     ) -> tuple[Verdict, Fingerprint | None]:
         started = time.perf_counter()
+        tag = event_tag(event.event_id)
+        # A redelivered or replayed event is judged as it was the first time: not against itself.
+        history = [fp for fp in history if fp.get(EVENT_TAG) != tag]
         report = self.detector.analyze(inspection, history)
         quality = QualityScore.compute(report, None, self.config)
         healing: HealingResult | None = None
@@ -100,7 +104,7 @@ class Guard:
             quality = QualityScore.compute(report, healing, self.config)
         delivered = self._delivered_answer(event, quality.routing, healing)
         record = (
-            self.detector.fingerprint(delivered)
+            {**self.detector.fingerprint(delivered), EVENT_TAG: tag}
             if quality.routing in DELIVERED_ROUTES and delivered.strip()
             else None
         )
@@ -115,6 +119,27 @@ class Guard:
         if routing == "discard":
             return healing.healed_answer if healing is not None and healing.declined else self.config.decline_message
         return self.config.fallback_message
+
+
+# History records carry a digest of the event id that put them there (not the id: ids may embed user data).
+EVENT_TAG = "event"
+
+
+def event_tag(event_id: str) -> str:
+    return hashlib.blake2b(event_id.encode(), digest_size=8).hexdigest()
+
+
+def _seen(history: Sequence[Fingerprint], record: Fingerprint) -> bool:
+    return any(fp.get(EVENT_TAG) == record[EVENT_TAG] for fp in history)
+
+
+def remember(history: Sequence[Fingerprint], record: Fingerprint, window: int) -> list[Fingerprint]:
+    """`history` with `record` appended and bounded to `window`; unchanged when the record's event is in it
+    already. At least once means an event can come twice (a redelivery after a crash, a replayed topic): it
+    counts once, or a replay would fill a question's history with copies of itself."""
+    if _seen(history, record):
+        return list(history)
+    return (list(history) + [record])[-max(1, window):]
 
 
 def _inspection(event: AnswerEvent) -> Inspection:

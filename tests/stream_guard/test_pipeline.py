@@ -142,3 +142,27 @@ def test_answers_without_a_question_never_share_drift_history(guard):
                           answer=f"Revenue grew {i + 3}%.") for i in range(6)]
     verdicts, _ = guard.evaluate_batch(events, {})
     assert all("drift" not in v.triggered for v in verdicts)
+
+
+def test_a_redelivered_event_counts_once_in_history_and_is_judged_as_the_first_time(guard):
+    history = []
+    for i in range(3):
+        _, record = guard.evaluate(price_event(f"s{i}", PRICE_STABLE), history)
+        history.append(record)
+    drifted = price_event("late", PRICE_DRIFTED)
+    key = question_hash(drifted.tenant, drifted.question)
+    (first,), after_first = guard.evaluate_batch([drifted], {key: history})
+    # The same event again (a redelivery after a crash, or a replayed topic) with the history it left.
+    (again,), after_again = guard.evaluate_batch([drifted], {key: after_first[key]})
+    assert len(after_first[key]) == 4 and after_again[key] == after_first[key]
+    assert "drift" in first.triggered
+    assert again.checks["drift"] == first.checks["drift"] | {"latency_ms": again.checks["drift"]["latency_ms"]}
+    # History records carry a digest of the event id, never the id itself.
+    assert all("late" not in str(value) for value in after_first[key][-1].values())
+
+
+def test_process_does_not_append_a_redelivered_event_twice(guard):
+    store = MemoryHistory()
+    guard.process(CLEAN, store)
+    guard.process(CLEAN, store)
+    assert len(store.get(question_hash(CLEAN.tenant, CLEAN.question))) == 1
