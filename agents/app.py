@@ -39,9 +39,10 @@ import orjson
 
 from agents.batching import greedy_batches
 from agents.judge import Judge
+from agents.security import credentials
 from agents.topics import key_partition
 from agents.transport import GuardApp
-from stream_guard.alerts import Alert, LatencyBudgetMonitor, already_sent, sent_record
+from stream_guard.alerts import Alert, LatencyBudgetMonitor, already_sent, expired, sent_record
 from stream_guard.deadletter import Source, dead_letter, encode
 from stream_guard.events import EventError, Limits, decode_event
 from stream_guard.judging import MISROUTED, Judged, JudgedBatch
@@ -134,6 +135,7 @@ def faust_options(settings: StreamSettings) -> dict[str, Any]:
     assert settings.broker, "a broker address is required"
     return {
         "broker": [f"kafka://{hostport}" for hostport in settings.broker.split(",")],
+        "broker_credentials": credentials(settings),
         # rocksdb:// is Faust's RocksDB store; with python-rocksdb absent it drives rocksdict (tables also
         # ask for it explicitly). "rocksdict://" is not a registered store scheme in faust-streaming 0.15.3.
         "store": "rocksdb://",
@@ -208,6 +210,7 @@ class GuardService:
                                      options=rocksdb_options(s), help="alert_id -> when it was sent")
         app.agent(self.inputs, name="judge")(self._judge)
         app.timer(s.metrics_interval_s, name="publish-metrics")(self._publish_metrics)
+        app.timer(s.alert_prune_interval_s, name="prune-alerts-sent")(self._prune_alerts_sent)
         # Faust binds a page handler as the view's `get`: it must be a plain (view, request) function.
         for path, handler in (("/metrics", self._metrics_page), ("/healthz", self._health_page),
                               ("/readyz", self._ready_page)):
@@ -450,6 +453,30 @@ class GuardService:
 
     def _advance(self, message: Any) -> None:
         self.positions[(message.topic, message.partition)] = message.offset + 1
+
+    # --- state upkeep ----------------------------------------------------------------------------------------------
+
+    async def _prune_alerts_sent(self) -> None:
+        """Delete alert dedupe records past the TTL from the partitions this worker owns, each with a
+        changelog tombstone, so the table and its compacted changelog hold only records that still suppress
+        something. (Faust expires keys only of windowed tables; this one is keyed by alert_id.)
+
+        Reaches into Faust's RocksDB store for the per-partition databases (faust-streaming 0.15.3): a table
+        has no public way to list one partition's keys or to write outside a stream event."""
+        table = self.alerts_sent
+        store: Any = table.data
+        topic = table.changelog_topic_name
+        mine = {tp.partition for tp in self.app.assignor.assigned_actives() if tp.topic == topic}
+        ttl_ms = self.settings.alert_dedupe_ttl_s * 1000
+        for partition, db in list(getattr(store, "_dbs", {}).items()):
+            if partition not in mine:
+                continue  # a standby copy: the owner prunes it, and its tombstones reach us
+            keys = expired(store._visible_items(db), now_ms(), ttl_ms)
+            for key in keys:
+                db.delete(key)
+                table.send_changelog(partition, key, None)
+            self.registry.pruned["alerts-sent"] += len(keys)
+            await asyncio.sleep(0)  # one partition at a time: let the stream run in between
 
     # --- metrics ----------------------------------------------------------------------------------------------
 

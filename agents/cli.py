@@ -25,12 +25,13 @@ import tomllib
 import urllib.request
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import orjson
 from aiokafka.errors import KafkaError
 
 from agents.clients import Reader, partition_key, start_producer
+from agents.security import client_options
 from agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
 from agents.topics import ensure_topics
 from stream_guard.display import line_for
@@ -137,11 +138,11 @@ def _require_broker(args: argparse.Namespace) -> str | None:
 
 
 async def produce_lines(broker: str, topic: str, lines: Sequence[bytes], *, progress: bool = True,
-                        interval: float = 0.0) -> int:
+                        interval: float = 0.0, options: Mapping[str, Any] | None = None) -> int:
     """Send each line as-is (invalid ones too: the worker dead-letters them); returns how many were acked."""
     from tqdm import tqdm
 
-    producer = await start_producer(broker)
+    producer = await start_producer(broker, options=options)
     sent = 0
     try:
         with tqdm(total=len(lines), unit="ev", disable=not progress, file=sys.stderr) as bar:
@@ -186,7 +187,8 @@ def cmd_produce(argv: Sequence[str]) -> int:
         _err(f"cannot read {args.path}: {exc}")
         return 1
     try:
-        sent = asyncio.run(produce_lines(broker, topic, lines, interval=args.interval))
+        sent = asyncio.run(produce_lines(broker, topic, lines, interval=args.interval,
+                                         options=client_options(_settings(args))))
     except (KafkaError, OSError) as exc:
         _err(f"cannot publish to {topic} at {broker}: {_describe(exc)}")
         return 1
@@ -197,8 +199,9 @@ def cmd_produce(argv: Sequence[str]) -> int:
 # --- tail ---------------------------------------------------------------------------------------------------
 
 
-async def _tail(broker: str, topic: str, kind: str, from_beginning: bool, limit: int | None, pretty: bool) -> int:
-    reader = await Reader(broker, [topic], from_beginning=from_beginning).start()
+async def _tail(broker: str, topic: str, kind: str, from_beginning: bool, limit: int | None, pretty: bool,
+                options: Mapping[str, Any] | None = None) -> int:
+    reader = await Reader(broker, [topic], from_beginning=from_beginning, options=options).start()
     count = 0
     try:
         async for record in reader.records():
@@ -230,7 +233,8 @@ def cmd_tail(argv: Sequence[str]) -> int:
         return 2
     topic = getattr(_settings(args).topics, args.stream)
     try:
-        asyncio.run(_tail(broker, topic, args.stream, args.from_beginning, args.max, args.format == "pretty"))
+        asyncio.run(_tail(broker, topic, args.stream, args.from_beginning, args.max, args.format == "pretty",
+                          client_options(_settings(args))))
     except KeyboardInterrupt:
         pass
     except (KafkaError, TimeoutError, OSError) as exc:
@@ -290,11 +294,12 @@ async def _show(settings: StreamSettings, lines: list[bytes], args: argparse.Nam
     topics = settings.topics
     await ensure_topics(settings)
     names = {topics.verdicts: "verdicts", topics.alerts: "alerts", topics.dlq: "dlq"}
-    reader = await Reader(settings.broker or "", list(names)).start()
+    reader = await Reader(settings.broker or "", list(names), options=client_options(settings)).start()
     counts = {"verdicts": 0, "alerts": 0, "dlq": 0}
     loop = asyncio.get_running_loop()
     producing = asyncio.create_task(
-        produce_lines(settings.broker or "", topics.answers, lines, progress=False, interval=args.interval))
+        produce_lines(settings.broker or "", topics.answers, lines, progress=False, interval=args.interval,
+                      options=client_options(settings)))
     _say(f"replaying {len(lines)} events\n")
     done_at: float | None = None
     give_up_at: float | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import AsyncIterator, Iterable, Sequence
+from typing import Any, AsyncIterator, Iterable, Mapping, Sequence
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -34,12 +34,13 @@ def partition_key(line: bytes) -> bytes | None:
     return question_hash(tenant.strip() or "default", question).encode()
 
 
-async def start_producer(broker: str, max_request_size: int = DEFAULT_MAX_MESSAGE_BYTES, linger_ms: int = 0
-                         ) -> AIOKafkaProducer:
+async def start_producer(broker: str, max_request_size: int = DEFAULT_MAX_MESSAGE_BYTES, linger_ms: int = 0,
+                         options: Mapping[str, Any] | None = None) -> AIOKafkaProducer:
+    """`options`: security settings (agents.security.client_options)."""
     # acks=all, no idempotence: the embedded broker refuses idempotent producers and the service is
     # at-least-once by design.
     producer = AIOKafkaProducer(bootstrap_servers=broker, acks="all", max_request_size=max_request_size,
-                                linger_ms=linger_ms, enable_idempotence=False)
+                                linger_ms=linger_ms, enable_idempotence=False, **(options or {}))
     try:
         await producer.start()
     except BaseException:
@@ -73,13 +74,14 @@ class Reader:
     topics: Sequence[str]
     from_beginning: bool = False
     max_fetch_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    options: Mapping[str, Any] | None = None  # security settings (agents.security.client_options)
     consumer: AIOKafkaConsumer | None = None
 
     async def start(self, timeout: float = 30.0) -> "Reader":
         self.consumer = AIOKafkaConsumer(
             bootstrap_servers=self.broker, group_id=None, enable_auto_commit=False,
             auto_offset_reset="earliest", fetch_max_wait_ms=100, max_partition_fetch_bytes=self.max_fetch_bytes,
-            fetch_max_bytes=max(self.max_fetch_bytes, 52428800),
+            fetch_max_bytes=max(self.max_fetch_bytes, 52428800), **(self.options or {}),
         )
         try:
             await self.consumer.start()

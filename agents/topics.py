@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.partitioner import murmur2
 
+from agents.security import client_options
 from stream_guard.settings import StreamSettings
 
 log = logging.getLogger("agents.topics")
@@ -52,10 +54,10 @@ def topic_specs(settings: StreamSettings) -> list[TopicSpec]:
     ]
 
 
-async def _admin(bootstrap: str, timeout: float) -> AIOKafkaAdminClient:
+async def _admin(bootstrap: str, timeout: float, options: Mapping[str, Any]) -> AIOKafkaAdminClient:
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000, **options)
         try:
             await admin.start()
             return admin
@@ -69,7 +71,7 @@ async def _admin(bootstrap: str, timeout: float) -> AIOKafkaAdminClient:
 async def ensure_topics(settings: StreamSettings, timeout: float = 60.0) -> list[str]:
     """Create missing topics; returns the names created. Raises if the broker refuses one for another reason."""
     assert settings.broker, "a broker address is required"
-    admin = await _admin(settings.broker, timeout)
+    admin = await _admin(settings.broker, timeout, client_options(settings))
     try:
         existing = set(await admin.list_topics())
         missing = [spec for spec in topic_specs(settings) if spec.name not in existing]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import orjson
 
@@ -157,6 +157,11 @@ def already_sent(record: bytes | None, now_ms: int, ttl_ms: float) -> bool:
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return False
     return now_ms - sent_at < ttl_ms
+
+
+def expired(records: Iterable[tuple[bytes, bytes]], now_ms: int, ttl_ms: float) -> list[bytes]:
+    """Keys of dedupe records (key, record) that no longer suppress anything: past the TTL, or unreadable."""
+    return [key for key, record in records if not already_sent(record, now_ms, ttl_ms)]
 
 
 # --- latency budget ---------------------------------------------------------------------------------------

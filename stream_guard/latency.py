@@ -166,6 +166,7 @@ class LatencyRegistry:
     dead_letters: Counter[str] = field(default_factory=Counter)
     alerts: Counter[str] = field(default_factory=Counter)
     alerts_suppressed: Counter[str] = field(default_factory=Counter)
+    pruned: Counter[str] = field(default_factory=Counter)  # by table
 
     def stats(self, topic: str, partition: int) -> PartitionStats:
         key = (topic, partition)
@@ -308,6 +309,8 @@ def render_prometheus(
         ("stream_guard_alerts_total", registry.alerts, "kind", "Alerts sent."),
         ("stream_guard_alerts_suppressed_total", registry.alerts_suppressed, "kind",
          "Alerts not sent again because their alert_id was already sent (redelivery or replay)."),
+        ("stream_guard_state_records_pruned_total", registry.pruned, "table",
+         "State records deleted after their time to live."),
     ):
         family = _Family(name, "counter", help_text)
         for key, n in sorted(counter.items()):

@@ -20,6 +20,8 @@ _TOPIC_RE = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _BROKER_RE = re.compile(r"^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$")
 
 MiB = 1024 * 1024
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
 @dataclass(frozen=True)
@@ -88,11 +90,25 @@ class StreamSettings:
     rocksdb_max_write_buffers: int = 2
     rocksdb_max_open_files: int = 256
 
+    # Broker security, for the worker and for produce / tail / up alike. SSL verifies the broker against
+    # `ssl_cafile` (else the system's CAs); `ssl_certfile` (+ `ssl_keyfile`) is a client certificate for
+    # mutual TLS. SASL takes a username and password: pass the password as STREAM_GUARD_SASL_PASSWORD (a
+    # Kubernetes Secret), never in the config file.
+    security_protocol: str = "PLAINTEXT"
+    sasl_mechanism: str = "PLAIN"
+    sasl_username: str = ""
+    sasl_password: str = field(default="", repr=False)
+    ssl_cafile: str = ""
+    ssl_certfile: str = ""
+    ssl_keyfile: str = ""
+
     # Largest message the clients fetch or send; must cover the largest payload we are to dead-letter.
     max_message_bytes: int = 8 * MiB
     # Dead-letter records keep at most this much of a payload (and say so); the broker's limit is ~1 MB.
     dlq_max_payload_bytes: int = 256 * 1024
     alert_dedupe_ttl_s: float = 7 * 24 * 3600.0
+    # How often a worker deletes dedupe records past the TTL from its partitions (and their changelog).
+    alert_prune_interval_s: float = 3600.0
 
     @property
     def by_question_topic(self) -> str:
@@ -123,7 +139,7 @@ class StreamSettings:
         if self.batch_within_ms < 0:
             raise ValueError("batch_within_ms must not be negative")
         for name in ("latency_budget_ms", "metrics_interval_s", "session_timeout_s",
-                     "heartbeat_interval_s", "commit_interval_s"):
+                     "heartbeat_interval_s", "commit_interval_s", "alert_dedupe_ttl_s", "alert_prune_interval_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
         if self.executor not in ("thread", "process"):
@@ -132,7 +148,22 @@ class StreamSettings:
             raise ValueError(f"web_port must be 0-65535, got {self.web_port}")
         if self.heartbeat_interval_s >= self.session_timeout_s:
             raise ValueError("heartbeat_interval_s must be below session_timeout_s")
+        self._validate_security()
         return self
+
+    def _validate_security(self) -> None:
+        if self.security_protocol not in SECURITY_PROTOCOLS:
+            raise ValueError(f"security_protocol must be one of {', '.join(SECURITY_PROTOCOLS)}, "
+                             f"got {self.security_protocol!r}")
+        if self.security_protocol.startswith("SASL"):
+            if self.sasl_mechanism not in SASL_MECHANISMS:
+                raise ValueError(f"sasl_mechanism must be one of {', '.join(SASL_MECHANISMS)}, "
+                                 f"got {self.sasl_mechanism!r}")
+            if not self.sasl_username or not self.sasl_password:
+                raise ValueError(f"sasl_username and sasl_password are required with {self.security_protocol} "
+                                 "(the password from STREAM_GUARD_SASL_PASSWORD)")
+        if self.ssl_keyfile and not self.ssl_certfile:
+            raise ValueError("ssl_keyfile needs ssl_certfile")
 
 
 def _coerce(name: str, kind: Any, value: Any) -> Any:

@@ -8,6 +8,7 @@ so duplicates are expected (consumers de-duplicate by event_id); the test report
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 import threading
@@ -17,6 +18,8 @@ from typing import Any
 
 import pytest
 from streamkit import Names, Worker, event, new_worker, produce, read_json, wait_for
+
+from agents.clients import read_all
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(300)]
 
@@ -62,6 +65,30 @@ def test_drift_history_survives_a_restart_and_a_wiped_data_directory(
                       lambda rs: {"drift-1", "drift-2"} <= {a["event_id"] for a in rs if a["kind"] == "drift"})
     assert len([a for a in alerts if a["kind"] == "drift"]) == 2
     assert third.stop() == 0
+
+
+def test_alert_dedupe_records_are_pruned_after_their_ttl(names: Names, tmp_path: Path, workers: list[Worker]) -> None:
+    worker = new_worker(names, tmp_path, workers, "p", extra_env={
+        "STREAM_GUARD_ALERT_DEDUPE_TTL_S": "1", "STREAM_GUARD_ALERT_PRUNE_INTERVAL_S": "1"}).wait_ready()
+    lie = event("ttl-1", "What is the refund window?", ["Refunds are accepted within 14 days of purchase."],
+                "Refunds are accepted within 30 days of purchase.")
+    produce(names, [lie])
+    [alert] = wait_for(names, names.topics.alerts, lambda rs: len(rs) >= 1)
+    changelog = f"{names.app_id}-alerts-sent-changelog"
+
+    def records() -> list[Any]:
+        return asyncio.run(read_all(names.broker, [changelog], until=10**9, timeout=1.0))
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(r.value is None for r in records()):
+        time.sleep(0.5)
+    history = [(r.key, r.value is None) for r in records()]
+    # Written when the alert went out, then a tombstone once the TTL passed: compaction drops both.
+    assert history == [(alert["alert_id"].encode(), False), (alert["alert_id"].encode(), True)], history
+    assert re.search(r'stream_guard_state_records_pruned_total\{table="alerts-sent"\} [1-9]', worker.metrics())
+    # Past the TTL the same cause pages again: the dedupe window is the TTL, not forever.
+    produce(names, [lie])
+    wait_for(names, names.topics.alerts, lambda rs: len(rs) >= 2)
 
 
 def owned_partitions(worker: Worker, topic: str) -> set[int]:

@@ -6,7 +6,14 @@ from typing import Any
 
 import orjson
 
-from stream_guard.alerts import LatencyBudgetMonitor, alert_id, alerts_for_verdict, already_sent, sent_record
+from stream_guard.alerts import (
+    LatencyBudgetMonitor,
+    alert_id,
+    alerts_for_verdict,
+    already_sent,
+    expired,
+    sent_record,
+)
 
 
 def verdict(**overrides: Any) -> dict[str, Any]:
@@ -71,6 +78,14 @@ def test_dedupe_record_round_trip_and_ttl() -> None:
     assert not already_sent(None, now_ms=0, ttl_ms=10_000)
     assert not already_sent(b"not json", now_ms=0, ttl_ms=10_000)
     assert not already_sent(b'{"other": 1}', now_ms=0, ttl_ms=10_000)
+
+
+def test_expired_picks_the_records_that_no_longer_suppress_anything() -> None:
+    alert = alerts_for_verdict(verdict(risk="critical"))[0]
+    records = [(b"old", sent_record(alert, sent_at_ms=1_000)), (b"fresh", sent_record(alert, sent_at_ms=15_000)),
+               (b"junk", b"not json")]
+    assert expired(records, now_ms=20_000, ttl_ms=10_000) == [b"old", b"junk"]
+    assert expired(records, now_ms=2_000, ttl_ms=10_000) == [b"junk"]
 
 
 def test_latency_budget_fires_once_per_breach_and_rearms_with_hysteresis() -> None:
