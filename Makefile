@@ -25,7 +25,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/inspect_latency.py
 	$(BIN)/python bench/detection_quality.py --ner regex
 	$(BIN)/python bench/detection_quality.py --ner spacy
-	$(BIN)/python bench/stream_throughput.py --events 1500 --paced-seconds 10
+	$(BIN)/python bench/stream_throughput.py --events 3000 --rounds 3 --paced-seconds 20
 
 clean:
 	rm -rf $(VENV) build *.egg-info
