@@ -191,9 +191,7 @@ class GuardService:
     # State a batch in flight has decided but not yet written to the tables (see _judge).
     _history_overlay: dict[str, bytes] = field(default_factory=dict)
     _alerts_overlay: set[str] = field(default_factory=set)
-    # Partitions of the re-keyed topic once known from metadata; 0 when the input topic has another count,
-    # which rules out judging input events where they arrive.
-    _partitions: int | None = None
+    _warned_partitions: bool = False
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -243,17 +241,21 @@ class GuardService:
     # --- routing: judge here, or validate and re-key first ------------------------------------------------------
 
     def _partition_count(self) -> int | None:
-        if self._partitions is None:
-            consumer = self.app.consumer
-            answers = consumer.topic_partitions(self.settings.topics.answers)
-            by_question = consumer.topic_partitions(self.settings.by_question_topic)
-            if answers is None or by_question is None:
-                return None  # no metadata yet: re-key for now
-            self._partitions = by_question if answers == by_question else 0
-            if not self._partitions:
+        """Partitions of the re-keyed topic when the input topic has as many (then the two are co-partitioned
+        and an input event can be judged where it lands); None otherwise, or before metadata arrives. Looked
+        up every time (two dict reads): partitions can be added to a live topic."""
+        consumer = self.app.consumer
+        answers = consumer.topic_partitions(self.settings.topics.answers)
+        by_question = consumer.topic_partitions(self.settings.by_question_topic)
+        if answers is None or by_question is None:
+            return None
+        if answers != by_question:
+            if not self._warned_partitions:
+                self._warned_partitions = True
                 log.warning("%s has %d partitions and %s %d: every input event is re-keyed before it is judged",
                             self.settings.topics.answers, answers, self.settings.by_question_topic, by_question)
-        return self._partitions or None
+            return None
+        return by_question
 
     def _claimed_key(self, message: Any) -> str | None:
         """The question hash an input message is keyed by, if it already sits on the partition that hash
@@ -295,7 +297,7 @@ class GuardService:
                 H_TOPIC: message.topic.encode(), H_PARTITION: str(message.partition).encode(),
                 H_OFFSET: str(message.offset).encode(), H_TIMESTAMP: str(_timestamp_ms(message) or "").encode(),
             }
-            partitions = self._partition_count()
+            partitions = self.app.consumer.topic_partitions(self.settings.by_question_topic)
             return await self._send(self.settings.by_question_topic, key, raw, headers,
                                     key_partition(key, partitions) if partitions else None)
         except EventError as exc:
@@ -346,7 +348,8 @@ class GuardService:
     async def _decide(self, events: Sequence[faust.EventT], claims: Sequence[str | None]
                       ) -> tuple[list[faust.EventT], dict[str, faust.EventT], JudgedBatch | None, int]:
         """Read state and judge. The message key is the question hash (set by our re-keying, or claimed by the
-        producer and verified by the judge), so state is read without decoding here. Table reads go through an event of the key's own partition (see acting_for).
+        producer and verified by the judge), so state is read without decoding here. Table reads go through
+        an event of the key's own partition (see acting_for).
         A history that a batch still in flight changed but has not written yet comes from the overlay, so a
         question's events see each other in order across batches."""
         anchors: dict[str, faust.EventT] = {}  # question hash -> an event of its partition
