@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import socket
@@ -474,12 +475,16 @@ class GuardService:
         for partition, db in list(getattr(store, "_dbs", {}).items()):
             if partition not in mine:
                 continue  # a standby copy: the owner prunes it, and its tombstones reach us
-            keys = expired(store._visible_items(db), now_ms(), ttl_ms)
-            for key in keys:
-                db.delete(key)
-                table.send_changelog(partition, key, None)
-            self.registry.pruned["alerts-sent"] += len(keys)
-            await asyncio.sleep(0)  # one partition at a time: let the stream run in between
+            # A RocksDB iterator reads a snapshot, so deleting behind it is safe; a thousand records at a
+            # time, so that a large table never holds up the stream for long.
+            records = store._visible_items(db)
+            while chunk := list(itertools.islice(records, 1000)):
+                keys = expired(chunk, now_ms(), ttl_ms)
+                for key in keys:
+                    db.delete(key)
+                    table.send_changelog(partition, key, None)
+                self.registry.pruned["alerts-sent"] += len(keys)
+                await asyncio.sleep(0)
 
     # --- metrics ----------------------------------------------------------------------------------------------
 
