@@ -207,6 +207,7 @@ class GuardService:
                                  options=rocksdb_options(s), help="question hash -> bounded fingerprint list")
         self.alerts_sent = app.Table("alerts-sent", partitions=s.partitions, key_type=bytes, value_type=bytes,
                                      options=rocksdb_options(s), help="alert_id -> when it was sent")
+        app.agent_error_hook = self._on_judge_error
         app.agent(self.inputs, name="judge")(self._judge)
         app.timer(s.metrics_interval_s, name="publish-metrics")(self._publish_metrics)
         app.timer(s.alert_prune_interval_s, name="prune-alerts-sent")(self._prune_alerts_sent)
@@ -325,7 +326,7 @@ class GuardService:
         decided: asyncio.Queue[_Batch | tuple[list[faust.EventT], dict[str, faust.EventT], JudgedBatch | None, int]
                                | None]
         decided = asyncio.Queue(maxsize=1)
-        dispatching = asyncio.ensure_future(self._dispatch_all(stream, decided))
+        dispatching = self._fail_fast(asyncio.ensure_future(self._dispatch_all(stream, decided)))
         try:
             async for events in greedy_batches(stream, s.batch_max, s.batch_within_s):
                 if dispatching.done():  # a send failed: stop taking work; the error surfaces below
@@ -345,6 +346,24 @@ class GuardService:
             if not dispatching.done():
                 await decided.put(None)
             await dispatching
+
+    def _fail_fast(self, task: asyncio.Future[Any]) -> asyncio.Future[Any]:
+        """A dispatch or finish task runs beside the judge loop: its failure must not wait for the next batch
+        (there may be none) to be noticed."""
+        def done(task: asyncio.Future[Any]) -> None:
+            if not task.cancelled() and task.exception() is not None:
+                asyncio.ensure_future(self._on_judge_error(None, task.exception()))  # type: ignore[arg-type]
+
+        task.add_done_callback(done)
+        return task
+
+    async def _on_judge_error(self, agent: Any, exc: BaseException) -> None:
+        """The judge stopped on something no event can be blamed for: a send or a state write failed for
+        good (core failures are dead-lettered, never raised). Faust would restart the agent, but the events
+        it held stay unacknowledged, so commits would stall at them until the worker next restarted. So fail
+        fast: the worker exits non-zero, its orchestrator restarts it, and the broker redelivers them."""
+        log.critical("the judge failed, stopping the worker so that its events are redelivered: %r", exc)
+        await self.app.crash(exc)
 
     async def _decide(self, events: Sequence[faust.EventT], claims: Sequence[str | None]
                       ) -> tuple[list[faust.EventT], dict[str, faust.EventT], JudgedBatch | None, int]:
@@ -379,7 +398,7 @@ class GuardService:
             batch = item if isinstance(item, _Batch) else await self._dispatch(*item)
             if previous is not None:
                 await previous
-            previous = asyncio.ensure_future(self._finish(stream, batch))
+            previous = self._fail_fast(asyncio.ensure_future(self._finish(stream, batch)))
         if previous is not None:
             await previous
 

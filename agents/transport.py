@@ -12,7 +12,7 @@ against a real Kafka cluster, which answers as soon as data arrives, set it to 1
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 import aiokafka
 import faust
@@ -37,13 +37,20 @@ class _Transport(faust_aiokafka.Transport):
 
 
 class GuardApp(faust.App):
-    """faust.App with `fetch_max_wait_ms` applied to its consumer."""
+    """faust.App with `fetch_max_wait_ms` applied to its consumer, and a hook for agent failures (Faust
+    passes every agent its App's error handler, so an agent's own `on_error` cannot be given)."""
 
     fetch_max_wait_ms: int = 25
+    agent_error_hook: Callable[[Any, BaseException], Awaitable[None]] | None = None
 
     def __init__(self, id: str, *, fetch_max_wait_ms: int = 25, **options: Any) -> None:
         self.fetch_max_wait_ms = fetch_max_wait_ms
         super().__init__(id, **options)
+
+    async def _on_agent_error(self, agent: Any, exc: BaseException) -> None:
+        await super()._on_agent_error(agent, exc)
+        if self.agent_error_hook is not None:
+            await self.agent_error_hook(agent, exc)
 
     def _new_transport(self) -> Any:
         return _Transport(self.conf.broker_consumer, self)
