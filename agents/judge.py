@@ -139,9 +139,11 @@ class _JudgeProcess:
         assert isinstance(result, JudgedBatch)
         return result
 
-    def close(self) -> None:
+    def close(self, grace_s: float = 5.0) -> None:
+        """Close the pipe (an idle process exits on it) and kill the process if it is still there after
+        `grace_s`."""
         self._conn.close()
-        self._proc.join(timeout=5)
+        self._proc.join(timeout=grace_s)
         if self._proc.is_alive():
             self._proc.kill()
             self._proc.join(timeout=5)
@@ -202,12 +204,14 @@ class Judge:
             self._process = await asyncio.get_running_loop().run_in_executor(None, process.wait_ready)
         return self._process
 
-    def _discard_process(self) -> None:
+    def _discard_process(self, grace_s: float = 0.0) -> None:
+        """Drop the process. From the event loop no grace: a discarded process is dead already, or busy
+        with an answer nobody will read, and waiting for it would stall the loop."""
         if self._process is not None:
-            self._process.close()
+            self._process.close(grace_s)
             self._process = None
 
     def close(self) -> None:
         if self._threads is not None:
             self._threads.shutdown(wait=False, cancel_futures=True)
-        self._discard_process()
+        self._discard_process(grace_s=5.0)  # at shutdown, off the loop: let an idle process exit by itself
