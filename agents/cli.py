@@ -180,7 +180,8 @@ def cmd_produce(argv: Sequence[str]) -> int:
     broker = _require_broker(args)
     if not broker:
         return 2
-    topic = args.topic or _settings(args).topics.answers
+    settings = _settings(args)
+    topic = args.topic or settings.topics.answers
     try:
         lines = read_lines(args.path)
     except OSError as exc:
@@ -188,7 +189,7 @@ def cmd_produce(argv: Sequence[str]) -> int:
         return 1
     try:
         sent = asyncio.run(produce_lines(broker, topic, lines, interval=args.interval,
-                                         options=client_options(_settings(args))))
+                                         options=client_options(settings)))
     except (KafkaError, OSError) as exc:
         _err(f"cannot publish to {topic} at {broker}: {_describe(exc)}")
         return 1
@@ -231,10 +232,11 @@ def cmd_tail(argv: Sequence[str]) -> int:
     broker = _require_broker(args)
     if not broker:
         return 2
-    topic = getattr(_settings(args).topics, args.stream)
+    settings = _settings(args)
+    topic = getattr(settings.topics, args.stream)
     try:
         asyncio.run(_tail(broker, topic, args.stream, args.from_beginning, args.max, args.format == "pretty",
-                          client_options(_settings(args))))
+                          client_options(settings)))
     except KeyboardInterrupt:
         pass
     except (KafkaError, TimeoutError, OSError) as exc:

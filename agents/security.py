@@ -33,9 +33,7 @@ def credentials(settings: StreamSettings) -> CredentialsT | None:
                                  ssl_context=ssl_context(settings), mechanism=settings.sasl_mechanism)
 
 
-def client_options(settings: StreamSettings | None) -> Mapping[str, Any]:
+def client_options(settings: StreamSettings) -> Mapping[str, Any]:
     """Keyword arguments for AIOKafkaProducer, AIOKafkaConsumer and AIOKafkaAdminClient, made by Faust's own
     conversion so the command-line clients connect exactly as the worker does."""
-    if settings is None:
-        return {}
     return dict(credentials_to_aiokafka_auth(credentials(settings)))
