@@ -82,27 +82,21 @@ def test_partial_dates_agree_when_they_share_no_part() -> None:
     assert dates_agree(day, year) is None
 
 
-def test_an_end_date_is_corrected_from_the_sources_end_date_not_its_start():
+def sale_contradiction(question, answer):
+    """The one date contradiction of `answer` against a sale that runs June 1 to June 30, 2024."""
     from stream_guard.checks.dates import find_date_contradictions
     from stream_guard.inspection import Inspection
 
-    inspection = Inspection.build(
-        "When does the summer sale end?",
-        ["The summer sale runs from June 1, 2024 to June 30, 2024."],
-        "The summer sale ends on July 15, 2024.",
-    )
+    inspection = Inspection.build(question, ["The summer sale runs from June 1, 2024 to June 30, 2024."], answer)
     (finding,) = find_date_contradictions(inspection)
+    return finding
+
+
+def test_an_end_date_is_corrected_from_the_sources_end_date_not_its_start():
+    finding = sale_contradiction("When does the summer sale end?", "The summer sale ends on July 15, 2024.")
     assert (finding.answer_value, finding.source_value) == ("July 15, 2024", "June 30, 2024")
 
 
 def test_a_start_date_is_corrected_from_the_sources_start_date():
-    from stream_guard.checks.dates import find_date_contradictions
-    from stream_guard.inspection import Inspection
-
-    inspection = Inspection.build(
-        "When does the summer sale start?",
-        ["The summer sale runs from June 1, 2024 to June 30, 2024."],
-        "The summer sale starts on May 20, 2024.",
-    )
-    (finding,) = find_date_contradictions(inspection)
+    finding = sale_contradiction("When does the summer sale start?", "The summer sale starts on May 20, 2024.")
     assert finding.source_value == "June 1, 2024"
