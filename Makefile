@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: up test bench install clean
+.PHONY: up test bench install browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,14 @@ install: $(STAMP)
 up: $(STAMP)
 	$(BIN)/stream-guard up
 
-test: $(STAMP)
+# The page tests drive a real Chromium; Debian's package is the one that works offline (Playwright's own
+# browser download does not). Installed when missing and we may (root); otherwise those tests say why they skip.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+		|| echo "chromium not installed: the browser tests will be skipped"; }
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)

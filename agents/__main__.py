@@ -1,13 +1,13 @@
-"""`python -m agents COMMAND ...`: the streaming commands without going through `stream-guard`."""
+"""`python -m stream_guard.agents COMMAND ...`: the streaming commands without going through `stream-guard`."""
 
 from __future__ import annotations
 
 import sys
 
-from agents.cli import run
+from stream_guard.agents.cli import run
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        print("usage: python -m agents {worker,up,produce,tail} ...", file=sys.stderr)
+        print("usage: python -m stream_guard.agents {worker,up,produce,tail} ...", file=sys.stderr)
         raise SystemExit(2)
     raise SystemExit(run(sys.argv[1], sys.argv[2:]))

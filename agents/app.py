@@ -38,11 +38,11 @@ import faust
 import faust.streams
 import orjson
 
-from agents.batching import greedy_batches
-from agents.judge import Judge
-from agents.security import credentials
-from agents.topics import key_partition
-from agents.transport import GuardApp
+from stream_guard.agents.batching import greedy_batches
+from stream_guard.agents.judge import Judge
+from stream_guard.agents.security import credentials
+from stream_guard.agents.topics import key_partition
+from stream_guard.agents.transport import GuardApp
 from stream_guard.alerts import Alert, LatencyBudgetMonitor, already_sent, expired, sent_record
 from stream_guard.deadletter import Source, dead_letter, encode
 from stream_guard.events import EventError, Limits, decode_event
@@ -51,7 +51,7 @@ from stream_guard.latency import LatencyRegistry, render_prometheus
 from stream_guard.settings import StreamSettings
 from stream_guard.text import looks_like_question_hash, question_hash
 
-log = logging.getLogger("agents.app")
+log = logging.getLogger(__name__)
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # Headers the intake puts on the re-keyed copy: where the original message was, for dead letters and for

@@ -30,10 +30,11 @@ from typing import Any, Mapping, Sequence
 import orjson
 from aiokafka.errors import KafkaError
 
-from agents.clients import Reader, partition_key, start_producer
-from agents.security import client_options
-from agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
-from agents.topics import ensure_topics
+from stream_guard.agents.clients import Reader, partition_key, start_producer
+from stream_guard.agents.security import client_options
+from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
+from stream_guard.agents.topics import ensure_topics
+from stream_guard.config import build_config
 from stream_guard.display import line_for
 from stream_guard.settings import StreamSettings, load_settings
 
@@ -71,8 +72,6 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> StreamSettings:
 
 
 def _detector_config(args: argparse.Namespace) -> Any:
-    from stream_guard.cli import build_config  # the lead's: presets, [detector] table, --ner
-
     return build_config(getattr(args, "config", None), getattr(args, "preset", None), getattr(args, "ner", None))
 
 
@@ -107,7 +106,7 @@ def cmd_worker(argv: Sequence[str]) -> int:
     except (OSError, ValueError) as exc:
         _err(f"bad configuration: {exc}")
         return 2
-    from agents.worker import run_worker  # imports Faust: only when a worker is wanted
+    from stream_guard.agents.worker import run_worker  # imports Faust: only when a worker is wanted
 
     if settings.broker:
         return run_worker(settings, config, loglevel=args.loglevel, worker=args.name)
@@ -261,7 +260,7 @@ def _ready(port: int) -> bool:
 
 
 def _worker_command(args: argparse.Namespace, broker: str, data_dir: str, web_port: int) -> list[str]:
-    cmd = [sys.executable, "-m", "agents", "worker", "--broker", broker, "--data-dir", data_dir,
+    cmd = [sys.executable, "-m", "stream_guard.agents", "worker", "--broker", broker, "--data-dir", data_dir,
            "--web-port", str(web_port), "--loglevel", "warning", "--name", "up-worker"]
     for flag in ("config", "ner", "preset", "app_id"):
         value = getattr(args, flag, None)

@@ -28,13 +28,13 @@ from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any, Mapping, Sequence
 
-from agents.embedded_broker import die_with_parent
+from stream_guard.agents.embedded_broker import die_with_parent
 from stream_guard.config import DetectorConfig
 from stream_guard.events import parse_event
 from stream_guard.judging import JudgedBatch, failed_batch, judge_payloads
 from stream_guard.pipeline import Guard
 
-log = logging.getLogger("agents.judge")
+log = logging.getLogger(__name__)
 
 _WARMUP = {
     "event_id": "warmup",

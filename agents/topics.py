@@ -17,10 +17,10 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.partitioner import murmur2
 
-from agents.security import client_options
+from stream_guard.agents.security import client_options
 from stream_guard.settings import StreamSettings
 
-log = logging.getLogger("agents.topics")
+log = logging.getLogger(__name__)
 TOPIC_ALREADY_EXISTS = 36
 
 

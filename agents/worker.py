@@ -8,13 +8,13 @@ import time
 
 import faust
 
-from agents.app import GuardService, build_service
-from agents.judge import Judge
-from agents.topics import ensure_topics
+from stream_guard.agents.app import GuardService, build_service
+from stream_guard.agents.judge import Judge
+from stream_guard.agents.topics import ensure_topics
 from stream_guard.config import DetectorConfig
 from stream_guard.settings import StreamSettings
 
-log = logging.getLogger("agents.worker")
+log = logging.getLogger(__name__)
 
 
 class _Worker(faust.Worker):

@@ -39,9 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import DATA_DIR, REPO, machine, percentile, write_result  # noqa: E402
 
-from agents.clients import Reader, partition_key, start_producer  # noqa: E402
-from agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port  # noqa: E402
-from agents.topics import ensure_topics  # noqa: E402
+from stream_guard.agents.clients import Reader, partition_key, start_producer  # noqa: E402
+from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port  # noqa: E402
+from stream_guard.agents.topics import ensure_topics  # noqa: E402
 from stream_guard.settings import load_settings  # noqa: E402
 
 PARTITIONS = 4
@@ -136,7 +136,7 @@ class Cluster:
             port = free_port()
             log = open(self.tmp / f"{self.prefix}-{i}.log", "wb")
             self.procs.append(subprocess.Popen(
-                [sys.executable, "-m", "agents", "worker", "--broker", self.broker, "--data-dir",
+                [sys.executable, "-m", "stream_guard.agents", "worker", "--broker", self.broker, "--data-dir",
                  str(self.tmp / f"{self.prefix}-data-{i}"), "--web-port", str(port), "--ner", self.ner,
                  "--loglevel", "warning", "--name", f"bench-{i}"],
                 cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent))

@@ -10,7 +10,7 @@ from typing import IO, Iterator, Sequence
 
 import orjson
 
-from stream_guard.config import PRESETS, DetectorConfig, load_config, preset
+from stream_guard.config import PRESETS, DetectorConfig, build_config
 from stream_guard.events import AnswerEvent, EventError, parse_event
 from stream_guard.history import HistoryStore, MemoryHistory, SQLiteHistory
 from stream_guard.pipeline import EventFailure, Guard
@@ -18,17 +18,6 @@ from stream_guard.text import question_hash
 
 STREAMING_COMMANDS = ("worker", "up", "produce", "tail")
 BATCH_SIZE = 32
-
-
-def build_config(config_path: str | None, preset_name: str | None, ner: str | None) -> DetectorConfig:
-    config = preset(preset_name) if preset_name else DetectorConfig()
-    if config_path:
-        config = load_config(config_path, base=config)
-    # The CLI never writes a drift file unless asked to (--drift-db).
-    overrides: dict[str, object] = {"db_path": ":memory:", "log_flagged": False}
-    if ner:
-        overrides["ner"] = ner
-    return config.with_overrides(**overrides)
 
 
 def _check_parser() -> argparse.ArgumentParser:
@@ -123,16 +112,28 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
     return 0
 
 
+USAGE = """usage: stream-guard [--version] {check,worker,up,produce,tail} ...
+
+  check    judge AnswerEvent JSONL offline, one verdict line per input line
+  up       embedded broker + worker + demo producer: the whole thing, out of the box
+  worker   run a streaming worker against a broker
+  produce  publish AnswerEvent JSONL to the answers topic
+  tail     print verdicts, alerts, dlq or metrics as they arrive"""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print("usage: stream-guard {check,worker,up,produce,tail} ...\n\n"
-              "  check    judge AnswerEvent JSONL offline, one verdict line per input line\n"
-              "  up       embedded broker + worker + demo producer: the whole thing, out of the box\n"
-              "  worker   run a streaming worker (embedded broker when none is configured)\n"
-              "  produce  publish AnswerEvent JSONL to the answers topic\n"
-              "  tail     print verdicts, alerts, dlq or metrics as they arrive")
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE)
         return 0
+    if argv and argv[0] == "--version":
+        from stream_guard import __version__
+
+        print(f"stream-guard {__version__}")
+        return 0
+    if not argv:  # a command is required: say which exist, and fail like any other usage error
+        print(USAGE, file=sys.stderr)
+        return 2
     command, rest = argv[0], argv[1:]
     if command == "check":
         args = _check_parser().parse_args(rest)
@@ -141,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(args.output, "wb") as out:
             return run_check(args, out, sys.stderr)
     if command in STREAMING_COMMANDS:
-        from agents.cli import run  # the streaming side needs the `stream` extra; import only when asked
+        from stream_guard.agents.cli import run  # the streaming side needs the `stream` extra; import only when asked
 
         return run(command, rest)
     print(f"stream-guard: unknown command {command!r}; try --help", file=sys.stderr)

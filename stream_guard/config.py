@@ -107,3 +107,15 @@ def load_config(path: str | Path, base: DetectorConfig | None = None) -> Detecto
     # One file may configure both the detector and the streaming service ([stream], read by settings.py).
     detector = doc["detector"] if "detector" in doc else {k: v for k, v in doc.items() if k != "stream"}
     return config_from_mapping(detector, base)
+
+
+def build_config(config_path: str | None, preset_name: str | None, ner: str | None) -> DetectorConfig:
+    """What the command line asks for: a preset, then a TOML file over it, then --ner; no drift file, no log."""
+    config = preset(preset_name) if preset_name else DetectorConfig()
+    if config_path:
+        config = load_config(config_path, base=config)
+    # The CLI never writes a drift file unless asked to (--drift-db).
+    overrides: dict[str, object] = {"db_path": ":memory:", "log_flagged": False}
+    if ner:
+        overrides["ner"] = ner
+    return config.with_overrides(**overrides)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+
 from hypothesis import HealthCheck, settings
+
+# The repository's top-level agents/ folder installs as `stream_guard.agents`. From the repository root it would
+# also import as plain `agents`: a second copy of every module, whose monkeypatches and globals the real one
+# never sees. Make that import fail loudly in the tests instead.
+sys.modules["agents"] = None  # type: ignore[assignment]
 
 # CI machines have 2 cores and run broker tests beside property tests: judge properties, not speed.
 settings.register_profile(
@@ -49,7 +56,48 @@ def kafka_bootstrap() -> Iterator[str]:
         with container as kafka:
             yield kafka.get_bootstrap_server()
         return
-    from agents.embedded_broker import EmbeddedBroker
+    from stream_guard.agents.embedded_broker import EmbeddedBroker
 
     with EmbeddedBroker() as broker:
         yield broker.bootstrap
+
+
+# --- a real browser for the page tests (backtest reports, dashboards) -----------------------------------------
+#
+# Debian's chromium driven by Playwright; Playwright's own browser download cannot work offline. `make test`
+# installs chromium when missing; CI sets STREAM_GUARD_REQUIRE_BROWSER=1 so that a missing browser fails there.
+
+import shutil  # noqa: E402
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # we run as root
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    # Without these Chromium keeps dialling Google's hosts, and this network refuses every attempt.
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    return os.environ.get("STREAM_GUARD_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """A headless Chromium (playwright.sync_api.Browser) shared by the session; give each test its own page."""
+    path = chromium_path()
+    if path is None:
+        if os.environ.get("STREAM_GUARD_REQUIRE_BROWSER") == "1":
+            pytest.fail("chromium is required (STREAM_GUARD_REQUIRE_BROWSER=1) but not installed; run `make browser`")
+        pytest.skip("chromium not installed: `make browser` installs Debian's package")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield instance
+        finally:
+            instance.close()

@@ -9,7 +9,7 @@ from typing import Iterator
 import pytest
 from streamkit import Names, Worker
 
-from agents.topics import ensure_topics
+from stream_guard.agents.topics import ensure_topics
 
 
 @pytest.fixture

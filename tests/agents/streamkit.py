@@ -1,7 +1,7 @@
 """Helpers for the broker tests (fixtures in conftest.py): private topics, worker processes, reading back.
 
 Every test gets its own app id and topics (a random prefix), so tests sharing the session broker never see
-each other's messages or consumer groups. Workers are real `python -m agents worker` processes: stopping
+each other's messages or consumer groups. Workers are real `python -m stream_guard.agents worker` processes: stopping
 them with SIGTERM exercises the clean shutdown (leave the group, flush, close RocksDB) and SIGKILL the crash.
 """
 
@@ -21,8 +21,8 @@ from typing import Any, Sequence
 
 import orjson
 
-from agents.clients import partition_key, read_all, start_producer
-from agents.embedded_broker import die_with_parent, free_port
+from stream_guard.agents.clients import partition_key, read_all, start_producer
+from stream_guard.agents.embedded_broker import die_with_parent, free_port
 from stream_guard.settings import StreamSettings, TopicNames, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -79,7 +79,7 @@ class Worker:
 
     def start(self) -> "Worker":
         env = {**os.environ, **self.names.env(), **self.extra_env}
-        cmd = [sys.executable, "-m", "agents", "worker", "--broker", self.names.broker,
+        cmd = [sys.executable, "-m", "stream_guard.agents", "worker", "--broker", self.names.broker,
                "--data-dir", str(self.data_dir), "--web-port", str(self.web_port), "--ner", self.ner,
                "--name", self.name, "--loglevel", "info"]
         self._log = open(self.log_path, "ab")

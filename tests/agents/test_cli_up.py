@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.broker, pytest.mark.timeout(180)]
 
 def test_up_once_replays_the_demo_and_prints_verdicts_alerts_and_dead_letters() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("STREAM_GUARD_")}
-    done = subprocess.run([sys.executable, "-m", "agents", "up", "--once", "--interval", "0.02"], cwd=REPO, env=env,
+    done = subprocess.run([sys.executable, "-m", "stream_guard.agents", "up", "--once", "--interval", "0.02"], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=150, check=False)
     out = done.stdout
     assert done.returncode == 0, out + done.stderr

@@ -15,8 +15,8 @@ pytestmark = [pytest.mark.broker, pytest.mark.timeout(240)]
 # A worker whose every verdict send fails as a producer would when the broker is gone for good.
 BROKEN_WORKER = """
 import sys
-from agents import app
-from agents.cli import run
+from stream_guard.agents import app
+from stream_guard.agents.cli import run
 
 async def refuse(self, *args, **kwargs):
     raise ConnectionError("broker unreachable (injected by the test)")

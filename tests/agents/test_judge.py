@@ -10,7 +10,7 @@ from typing import Iterator
 import orjson
 import pytest
 
-from agents.judge import Judge
+from stream_guard.agents.judge import Judge
 from stream_guard.config import DetectorConfig
 from stream_guard.judging import judge_payloads
 from stream_guard.pipeline import Guard

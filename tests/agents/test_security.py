@@ -10,8 +10,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
-from agents.app import faust_options
-from agents.security import client_options, credentials
+from stream_guard.agents.app import faust_options
+from stream_guard.agents.security import client_options, credentials
 from stream_guard.settings import load_settings
 
 CA = ssl.get_default_verify_paths().openssl_cafile

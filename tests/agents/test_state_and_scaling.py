@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from streamkit import Names, Worker, event, new_worker, produce, read_json, wait_for
 
-from agents.clients import read_all
+from stream_guard.agents.clients import read_all
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(300)]
 

@@ -6,7 +6,7 @@ from aiokafka.partitioner import DefaultPartitioner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.topics import key_partition
+from stream_guard.agents.topics import key_partition
 
 
 @given(key=st.binary(min_size=1, max_size=64), partitions=st.integers(min_value=1, max_value=64))

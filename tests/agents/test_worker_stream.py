@@ -17,9 +17,9 @@ from typing import Any, Iterator
 import orjson
 import pytest
 
-from agents.cli import demo_events_path
-from agents.topics import ensure_topics
-from stream_guard.cli import build_config
+from stream_guard.agents.cli import demo_events_path
+from stream_guard.agents.topics import ensure_topics
+from stream_guard.config import build_config
 from stream_guard.events import EventError, decode_event
 from stream_guard.pipeline import Guard
 from stream_guard.text import question_hash
@@ -65,7 +65,7 @@ def offline_routing(lines: list[bytes]) -> dict[str, str]:
 
 def cli(names: Names, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **names.env()}
-    return subprocess.run([sys.executable, "-m", "agents", *args, "--broker", names.broker], cwd=REPO, env=env,
+    return subprocess.run([sys.executable, "-m", "stream_guard.agents", *args, "--broker", names.broker], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
