@@ -1,0 +1,5 @@
+"""The streaming edge of stream-guard: Faust agents, topics, the judge process, the embedded broker.
+
+Lives in the repository's top-level agents/ folder and installs as `stream_guard.agents`, so that the wheel
+adds a single top-level import name and coexists with other packages that import as `agents`.
+"""
