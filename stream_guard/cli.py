@@ -99,9 +99,11 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
     return 0
 
 
-USAGE = """usage: stream-guard [--version] {check,worker,up,produce,tail} ...
+USAGE = """usage: stream-guard [--version] {check,backtest,calibrate,worker,up,produce,tail} ...
 
   check    judge AnswerEvent JSONL offline, one verdict line per input line
+  backtest replay a file or a topic with a candidate configuration: report vs live verdicts and labels
+  calibrate choose thresholds (and weights) from labelled answers; writes a [detector] TOML
   up       embedded broker + worker + demo producer: the whole thing, out of the box
   worker   run a streaming worker against a broker
   produce  publish AnswerEvent JSONL to the answers topic
@@ -128,6 +130,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_check(args, sys.stdout.buffer, sys.stderr)
         with open(args.output, "wb") as out:
             return run_check(args, out, sys.stderr)
+    if command == "backtest":
+        from stream_guard.backtest import main as backtest_main
+
+        return backtest_main(rest)
+    if command == "calibrate":
+        from stream_guard.calibration import main as calibrate_main
+
+        return calibrate_main(rest)
     if command in STREAMING_COMMANDS:
         from stream_guard.agents.cli import run  # the streaming side needs the `stream` extra; import only when asked
 
