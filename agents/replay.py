@@ -20,6 +20,7 @@ import asyncio
 import os
 import queue
 import threading
+import time
 import tomllib
 from collections import deque
 from dataclasses import dataclass
@@ -50,6 +51,11 @@ class ReplayPlan:
     ranges: Mapping[int, tuple[int, int]]
     start_ms: int | None = None
     stop_ms: int | None = None
+    # Partitions read "to the end": their stop is the end offset the broker reported when the replay started,
+    # which some brokers under-report (the embedded one gives the last batch's base offset + 1). Those are
+    # read on past it until drained or until a record newer than `planned_at_ms`.
+    open_end: frozenset[int] = frozenset()
+    planned_at_ms: int = 0
 
     @property
     def total(self) -> int | None:
@@ -92,6 +98,7 @@ async def _time_hints(consumer: AIOKafkaConsumer, tps: list[TopicPartition], ms:
 
 
 async def _plan(settings: StreamSettings, topic: str, start: Bound | None, end: Bound | None) -> ReplayPlan:
+    planned_at = int(time.time() * 1000)
     consumer = _consumer(settings)
     await consumer.start()
     try:
@@ -102,6 +109,7 @@ async def _plan(settings: StreamSettings, topic: str, start: Bound | None, end: 
     finally:
         await consumer.stop()
     ranges: dict[int, tuple[int, int]] = {}
+    open_end: set[int] = set()
     for tp in tps:
         begin, stop = first[tp], last[tp]
         if start is not None and start.time_ms is None:
@@ -109,17 +117,20 @@ async def _plan(settings: StreamSettings, topic: str, start: Bound | None, end: 
             begin = max(begin, wanted) if wanted is not None else stop  # not named: nothing from it
         elif start is not None:
             begin = max(begin, min(hints.get(tp, begin), stop))
-        if end is not None and end.time_ms is None:
-            limit = end.offset_for(tp.partition)
-            stop = min(stop, limit) if limit is not None else stop
+        limit = end.offset_for(tp.partition) if end is not None and end.time_ms is None else None
+        if limit is not None:
+            stop = min(stop, limit)
+        elif begin <= stop:
+            open_end.add(tp.partition)
         ranges[tp.partition] = (begin, max(begin, stop))
-    return ReplayPlan(topic, ranges, start.time_ms if start else None, end.time_ms if end else None)
+    return ReplayPlan(topic, ranges, start.time_ms if start else None, end.time_ms if end else None,
+                      frozenset(open_end), planned_at)
 
 
 async def _read(settings: StreamSettings, plan: ReplayPlan, emit: Callable[[ConsumerRecord], Awaitable[bool]]
                 ) -> None:
     """Every wanted record of the plan, merged across partitions; stops early when `emit` returns False."""
-    todo = {p: r for p, r in plan.ranges.items() if r[0] < r[1]}
+    todo = {p: r for p, r in plan.ranges.items() if r[0] < r[1] or p in plan.open_end}
     if not todo:
         return
     consumer = _consumer(settings)
@@ -132,6 +143,7 @@ async def _read(settings: StreamSettings, plan: ReplayPlan, emit: Callable[[Cons
         buffers: dict[int, deque[ConsumerRecord]] = {p: deque() for p in todo}
         active = set(todo)
         paused: set[int] = set()
+        idle = {p: 0 for p in todo}
         while True:
             # Emit while every partition still being read has a record waiting: only then is the earliest known.
             while not any(p in active and not buffers[p] for p in buffers):
@@ -144,11 +156,24 @@ async def _read(settings: StreamSettings, plan: ReplayPlan, emit: Callable[[Cons
             if not active and not any(buffers.values()):
                 return
             batches = await consumer.getmany(timeout_ms=500)
-            for tp, records in batches.items():
-                stop = todo[tp.partition][1]
-                buffers[tp.partition].extend(r for r in records if r.offset < stop and plan.wanted(r))
             for p in list(active):
-                if await consumer.position(tps[p]) >= todo[p][1]:
+                records = batches.get(tps[p], [])
+                stop = todo[p][1]
+                if p in plan.open_end:
+                    # Past the reported end: take what was there before the replay started, stop at the first
+                    # newer record or when a fetch at the end comes back empty twice.
+                    newer = next((i for i, r in enumerate(records)
+                                  if r.offset >= stop and r.timestamp > plan.planned_at_ms), None)
+                    if newer is not None:
+                        records, ended = records[:newer], True
+                    else:
+                        idle[p] = 0 if records or p in paused else idle[p] + 1
+                        ended = idle[p] >= 2 and await consumer.position(tps[p]) >= stop
+                    buffers[p].extend(r for r in records if plan.wanted(r))
+                else:
+                    buffers[p].extend(r for r in records if r.offset < stop and plan.wanted(r))
+                    ended = await consumer.position(tps[p]) >= stop
+                if ended:
                     active.discard(p)
                     consumer.pause(tps[p])
             for p in active:
