@@ -288,7 +288,7 @@ class Judges:
             if proc.is_alive():  # pragma: no cover - ignored SIGTERM
                 proc.kill()
                 proc.join(timeout=5)
-        if self._results is not None:
-            self._results.cancel_join_thread()
-            self._results.close()
-        self._procs, self._tasks = [], []
+        for q in [*self._tasks, *([self._results] if self._results is not None else [])]:
+            q.cancel_join_thread()
+            q.close()
+        self._procs, self._tasks, self._results = [], [], None
