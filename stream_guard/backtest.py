@@ -34,7 +34,7 @@ from stream_guard.config import PRESETS, DetectorConfig, build_config
 from stream_guard.evaluation import LabelledDecision, decision_metrics
 from stream_guard.judging import Judged
 from stream_guard.labels import load_labels
-from stream_guard.parallel import JudgeProcessDied, Judges, default_jobs
+from stream_guard.parallel import JudgeProcessDied, Judges, default_jobs, json_object, parse_jobs
 
 REPORT_SCHEMA_VERSION = 1
 ROUTES = ("accept", "healed_accept", "fallback", "discard")
@@ -67,11 +67,8 @@ class Position:
 
 def task_type_of(payload: bytes) -> str | None:
     """`metadata.task_type`, else a top-level `task_type` (the labelled files in ../shared/data have one)."""
-    try:
-        obj = orjson.loads(payload)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(obj, dict):
+    obj = json_object(payload)
+    if obj is None:
         return None
     metadata = obj.get("metadata")
     value = metadata.get("task_type") if isinstance(metadata, dict) else None
@@ -377,16 +374,6 @@ def run_backtest(config: DetectorConfig, inputs: Iterable[tuple[Position, bytes]
 # --- the command --------------------------------------------------------------------------------------------
 
 
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="stream-guard backtest",
@@ -407,10 +394,12 @@ def parser() -> argparse.ArgumentParser:
                         "they override labels inside the events")
     live = p.add_mutually_exclusive_group()
     live.add_argument("--live", metavar="PATH|TOPIC",
-                      help="live verdicts to compare with: JSONL, or a topic (default with --topic: the verdicts topic)")
+                      help="live verdicts to compare with: JSONL, or a topic "
+                           "(default with --topic: the verdicts topic)")
     live.add_argument("--no-live", action="store_true", help="compare with nothing")
     p.add_argument("--out", default="backtest-report", help="report directory (default ./backtest-report)")
-    p.add_argument("--jobs", "-j", type=_jobs, default=None, help="judge in N processes (default: one per core)")
+    p.add_argument("--jobs", "-j", type=parse_jobs, default=None,
+                   help="judge in N processes (default: one per core)")
     p.add_argument("--json-only", action="store_true", help="report.json and verdicts only (no matplotlib needed)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     return p

@@ -235,8 +235,9 @@ def _live_section(report: Mapping[str, Any]) -> str:
     live = report.get("live")
     if not live:
         return "<h2>Against live verdicts</h2><p class=\"muted\">No live verdicts to compare with.</p>"
+    where = _e(report["source"].get("live"))
     parts = [f"<h2>Against live verdicts</h2><p>{live['changed']} of {live['compared']} decisions differ "
-             f"({live['without_live_verdict']} events had no live verdict; source {_e(report['source'].get('live'))}).</p>"]
+             f"({live['without_live_verdict']} events had no live verdict; source {where}).</p>"]
     if live["by_kind"]:
         parts.append(_table(["kind", "decisions"], [[_e(k), _num(v)] for k, v in live["by_kind"].items()]))
         diffs = report.get("differences") or []

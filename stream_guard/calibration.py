@@ -39,7 +39,7 @@ from stream_guard.evaluation import LabelledDecision, decision_metrics, roc_auc
 from stream_guard.events import EventError, parse_event
 from stream_guard.inspection import Inspection
 from stream_guard.labels import load_labels
-from stream_guard.parallel import REPLAY_QUALITY_LATENCY_MS
+from stream_guard.parallel import REPLAY_QUALITY_LATENCY_MS, parse_jobs
 from stream_guard.quality import QualityScore
 from stream_guard.scoring import GROUNDING_FEATURES, SignalWeights, grounding_features, hallucination_score, \
     signal_probabilities
@@ -360,7 +360,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--ner", choices=("spacy", "regex", "auto"), help="entity recognizer (default auto)")
     p.add_argument("--fixed-weights", action="store_true", help="choose the threshold only; keep the weights")
     p.add_argument("--folds", type=int, default=FOLDS, help=f"cross-validation folds (default {FOLDS})")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="processes for the final check run")
+    p.add_argument("--jobs", "-j", type=parse_jobs, default=None, help="processes for the final check run")
     return p
 
 

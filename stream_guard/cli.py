@@ -12,7 +12,7 @@ import orjson
 
 from stream_guard.config import PRESETS, build_config
 from stream_guard.judging import Judged
-from stream_guard.parallel import JudgeProcessDied, Judges
+from stream_guard.parallel import JudgeProcessDied, Judges, parse_jobs
 
 STREAMING_COMMANDS = ("worker", "up", "produce", "tail")
 
@@ -29,19 +29,9 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--drift-db", help="SQLite file that keeps drift history across runs")
     parser.add_argument("--output", "-o", default="-", help="where to write verdicts (default stdout)")
     parser.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
-    parser.add_argument("--jobs", "-j", type=_jobs, default=None,
+    parser.add_argument("--jobs", "-j", type=parse_jobs, default=None,
                         help="judge in N processes (default: one per core); output order and drift are unchanged")
     return parser
-
-
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--jobs must be a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--jobs must be at least 1, got {value}")
-    return value
 
 
 def _numbered_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:

@@ -19,6 +19,7 @@ what an interrupt means and stops them), and exit when their parent disappears.
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing
 import os
 import queue
@@ -59,14 +60,31 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def shard_key(payload: bytes) -> str | None:
-    """The question hash a payload's event will be judged under (as events.parse_event reads tenant and
-    question), or None when it has no question or does not parse: such payloads share no state."""
+def parse_jobs(text: str) -> int:
+    """`--jobs` on the command line: a whole number of processes, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--jobs must be at least 1, got {value}")
+    return value
+
+
+def json_object(payload: bytes) -> dict[str, Any] | None:
+    """The payload's JSON object, or None when it is not one (the judge reports why; callers just skip)."""
     try:
         obj = orjson.loads(payload)
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(obj, dict):
+    return obj if isinstance(obj, dict) else None
+
+
+def shard_key(payload: bytes) -> str | None:
+    """The question hash a payload's event will be judged under (as events.parse_event reads tenant and
+    question), or None when it has no question or does not parse: such payloads share no state."""
+    obj = json_object(payload)
+    if obj is None:
         return None
     tenant, question = obj.get("tenant"), obj.get("question")
     tenant = "default" if tenant is None else tenant
