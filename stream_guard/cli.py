@@ -10,14 +10,11 @@ from typing import IO, Iterator, Sequence
 
 import orjson
 
-from stream_guard.config import PRESETS, DetectorConfig, build_config
-from stream_guard.events import AnswerEvent, EventError, parse_event
-from stream_guard.history import HistoryStore, MemoryHistory, SQLiteHistory
-from stream_guard.pipeline import EventFailure, Guard
-from stream_guard.text import question_hash
+from stream_guard.config import PRESETS, build_config
+from stream_guard.judging import Judged
+from stream_guard.parallel import JudgeProcessDied, Judges, parse_jobs
 
 STREAMING_COMMANDS = ("worker", "up", "produce", "tail")
-BATCH_SIZE = 32
 
 
 def _check_parser() -> argparse.ArgumentParser:
@@ -32,6 +29,8 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--drift-db", help="SQLite file that keeps drift history across runs")
     parser.add_argument("--output", "-o", default="-", help="where to write verdicts (default stdout)")
     parser.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
+    parser.add_argument("--jobs", "-j", type=parse_jobs, default=None,
+                        help="judge in N processes (default: one per core); output order and drift are unchanged")
     return parser
 
 
@@ -41,25 +40,14 @@ def _numbered_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
             yield number, line
 
 
-def _parse_line(number: int, line: bytes, config: DetectorConfig) -> AnswerEvent | dict[str, object]:
-    try:
-        return parse_event(orjson.loads(line), config.limits)
-    except orjson.JSONDecodeError as exc:
-        return {"line": number, "error": f"not valid JSON: {exc}"}
-    except EventError as exc:
-        return {"line": number, "error": str(exc), "field": exc.field, "reason": exc.reason}
-
-
-def _judge(guard: Guard, store: HistoryStore, events: Sequence[AnswerEvent]) -> list[dict[str, object]]:
-    keys = {question_hash(e.tenant, e.question) for e in events}
-    histories = {key: store.get(key) for key in keys}
-    results, updated = guard.evaluate_batch(events, histories)
-    window = guard.config.window_size
-    for key, items in updated.items():
-        store.put(key, items, window)
-    return [
-        {"event_id": r.event_id, "error": r.error} if isinstance(r, EventFailure) else r.to_dict() for r in results
-    ]
+def _check_output(number: int, judged: Judged) -> bytes:
+    """One output line: the verdict as judged, or what stopped it (the line for bad input, else the event)."""
+    if judged.verdict is not None:
+        return judged.verdict
+    if judged.error_stage == "decode":
+        return orjson.dumps({"line": number, "error": f"{judged.error_field}: {judged.error_reason}",
+                             "field": judged.error_field, "reason": judged.error_reason})
+    return orjson.dumps({"event_id": judged.event_id, "error": judged.error_reason})
 
 
 def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
@@ -73,48 +61,39 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
     except OSError as exc:
         print(f"stream-guard check: cannot read {args.path}: {exc}", file=stderr)
         return 1
-    store: HistoryStore = SQLiteHistory(args.drift_db) if args.drift_db else MemoryHistory()
-    guard = Guard(config)
     routing: Counter[str] = Counter()
     errors = 0
-    pending: list[tuple[int, AnswerEvent | dict[str, object]]] = []
-
-    def flush() -> None:
-        nonlocal errors
-        events = [item for _, item in pending if isinstance(item, AnswerEvent)]
-        judged = iter(_judge(guard, store, events)) if events else iter(())
-        for _, item in pending:
-            out = next(judged) if isinstance(item, AnswerEvent) else item
-            if "error" in out:
-                errors += 1
-            else:
-                routing[str(out["routing"])] += 1
-            stdout.write(orjson.dumps(out) + b"\n")
-        pending.clear()
-
+    judges = Judges(config, jobs=args.jobs, drift_db=args.drift_db)
     try:
         with source:
-            for number, line in _numbered_lines(source):
-                pending.append((number, _parse_line(number, line, config)))
-                if len(pending) >= BATCH_SIZE:
-                    flush()
-            flush()
+            for number, judged in judges.judge(_numbered_lines(source)):
+                if judged.ok:
+                    routing[str(judged.routing)] += 1
+                else:
+                    errors += 1
+                stdout.write(_check_output(number, judged) + b"\n")
+        ner = judges.wait_ready().ner_backend
     except OSError as exc:
         print(f"stream-guard check: read failed: {exc}", file=stderr)
         return 1
+    except JudgeProcessDied as exc:
+        print(f"stream-guard check: {exc}", file=stderr)
+        return 1
     finally:
         stdout.flush()
-        store.close()
+        judges.close()
     if not args.quiet:
         summary = ", ".join(f"{k} {v}" for k, v in sorted(routing.items())) or "no events"
         print(f"stream-guard check: {sum(routing.values())} verdicts ({summary}), {errors} errors, "
-              f"NER {guard.detector.ner_backend}", file=stderr)
+              f"NER {ner}, {judges.jobs} process(es)", file=stderr)
     return 0
 
 
-USAGE = """usage: stream-guard [--version] {check,worker,up,produce,tail} ...
+USAGE = """usage: stream-guard [--version] {check,backtest,calibrate,worker,up,produce,tail} ...
 
   check    judge AnswerEvent JSONL offline, one verdict line per input line
+  backtest replay a file or a topic with a candidate configuration: report vs live verdicts and labels
+  calibrate choose thresholds (and weights) from labelled answers; writes a [detector] TOML
   up       embedded broker + worker + demo producer: the whole thing, out of the box
   worker   run a streaming worker against a broker
   produce  publish AnswerEvent JSONL to the answers topic
@@ -141,6 +120,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_check(args, sys.stdout.buffer, sys.stderr)
         with open(args.output, "wb") as out:
             return run_check(args, out, sys.stderr)
+    if command == "backtest":
+        from stream_guard.backtest import main as backtest_main
+
+        return backtest_main(rest)
+    if command == "calibrate":
+        from stream_guard.calibration import main as calibrate_main
+
+        return calibrate_main(rest)
     if command in STREAMING_COMMANDS:
         from stream_guard.agents.cli import run  # the streaming side needs the `stream` extra; import only when asked
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
 from stream_guard.events import Limits
 
@@ -56,6 +56,10 @@ class DetectorConfig:
 
     limits: Limits = field(default_factory=Limits)
 
+    # Overrides of scoring.SignalWeights by name (`[detector.weights]`, written by `stream-guard calibrate`);
+    # names the scoring model does not have are an error.
+    weights: Mapping[str, float] = field(default_factory=dict)
+
     def with_overrides(self, **overrides: Any) -> "DetectorConfig":
         return replace(self, **overrides)
 
@@ -92,6 +96,8 @@ def config_from_mapping(data: dict[str, Any], base: DetectorConfig | None = None
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"unknown config key(s): {', '.join(unknown)}")
+    if "weights" in data:
+        data["weights"] = {**start.weights, **_weights(data["weights"])}
     if "limits" in data:
         limit_fields = {f.name for f in fields(Limits)}
         bad = sorted(set(data["limits"]) - limit_fields)
@@ -99,6 +105,23 @@ def config_from_mapping(data: dict[str, Any], base: DetectorConfig | None = None
             raise ValueError(f"unknown limits key(s): {', '.join(bad)}")
         data["limits"] = replace(start.limits, **data["limits"])
     return replace(start, **data)
+
+
+def _weights(table: Any) -> dict[str, float]:
+    from stream_guard.scoring import SignalWeights  # scoring imports this module: resolve at call time
+
+    if not isinstance(table, Mapping):
+        raise ValueError(f"weights: expected a table of names and numbers, got {type(table).__name__}")
+    known = {f.name for f in fields(SignalWeights)}
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ValueError(f"unknown weights key(s): {', '.join(unknown)}")
+    out: dict[str, float] = {}
+    for name, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise ValueError(f"weights.{name}: expected a number, got {value!r}")
+        out[name] = float(value)
+    return out
 
 
 def load_config(path: str | Path, base: DetectorConfig | None = None) -> DetectorConfig:

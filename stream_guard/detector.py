@@ -26,6 +26,7 @@ from stream_guard.inspection import Inspection
 from stream_guard.ner import EntityRecognizer, batch_answer_entities, make_recognizer
 from stream_guard.report import CheckResult, Finding, FindingType, HallucinationReport
 from stream_guard.scoring import (
+    DEFAULT_WEIGHTS,
     assess_risk,
     hallucination_score,
     hallucination_type,
@@ -63,6 +64,8 @@ class HallucinationDetector:
         recognizer: EntityRecognizer | None = None,
     ) -> None:
         self.config = config or DetectorConfig()
+        # The scoring model's weights with the configuration's overrides ([detector.weights]).
+        self.weights = dataclasses.replace(DEFAULT_WEIGHTS, **self.config.weights)
         self.history = history if history is not None else default_history(self.config)
         self.recognizer = recognizer or make_recognizer(self.config.ner, self.config.spacy_model)
         self._checks: tuple[Check, ...] = (
@@ -102,7 +105,7 @@ class HallucinationDetector:
             checks["confidence"].score > self.config.confidence_threshold
             and checks["faithfulness"].score < self.config.faithfulness_threshold
         )
-        signals = signal_probabilities(checks, confident_but_unfaithful)
+        signals = signal_probabilities(checks, confident_but_unfaithful, self.weights)
         score = hallucination_score(signals)
         flagged = score >= self.config.flag_threshold
         findings = _ordered_findings(checks.values())

@@ -89,3 +89,91 @@ def precision_at_recall(scores: Sequence[float], labels: Sequence[int], recall: 
         if tp / positives >= recall:
             best = max(best, tp / seen)
     return best
+
+
+def _descending_counts(scores: Sequence[float], labels: Sequence[int]) -> list[tuple[float, int, int]]:
+    """(threshold, true positives, false positives) at each distinct score, from the highest down: what
+    flagging `score >= threshold` catches."""
+    if len(scores) != len(labels):
+        raise ValueError("scores and labels differ in length")
+    pairs = sorted(zip(scores, labels), key=lambda p: -p[0])
+    out: list[tuple[float, int, int]] = []
+    tp = fp = 0
+    i = 0
+    while i < len(pairs):
+        threshold = pairs[i][0]
+        while i < len(pairs) and pairs[i][0] == threshold:
+            tp += 1 if pairs[i][1] else 0
+            fp += 0 if pairs[i][1] else 1
+            i += 1
+        out.append((threshold, tp, fp))
+    return out
+
+
+def roc_curve(scores: Sequence[float], labels: Sequence[int]) -> list[tuple[float, float, float]]:
+    """(false positive rate, true positive rate, threshold) from (0, 0) to (1, 1); empty with one class."""
+    positives = sum(1 for y in labels if y)
+    negatives = len(labels) - positives
+    if positives == 0 or negatives == 0:
+        return []
+    points = [(0.0, 0.0, float("inf"))]
+    points += [(fp / negatives, tp / positives, t) for t, tp, fp in _descending_counts(scores, labels)]
+    return points
+
+
+def pr_curve(scores: Sequence[float], labels: Sequence[int]) -> list[tuple[float, float, float]]:
+    """(recall, precision, threshold) for each distinct threshold, highest first; empty without positives."""
+    positives = sum(1 for y in labels if y)
+    if positives == 0:
+        return []
+    return [(tp / positives, tp / (tp + fp), t) for t, tp, fp in _descending_counts(scores, labels)]
+
+
+RECALL_TARGETS = (0.80, 0.90, 0.95)
+
+
+@dataclass(frozen=True)
+class LabelledDecision:
+    """What the guard did with one labelled answer (label 1 = hallucinated)."""
+
+    score: float
+    flagged: bool
+    label: int
+    # Routed accept with the original answer delivered: a faithful answer "kept".
+    accepted_unchanged: bool
+    # The original answer reached the user (accept or healed_accept without a change): not "caught".
+    delivered_unchanged: bool
+
+
+def _share(hits: int, total: int) -> float | None:
+    return round(hits / total, 4) if total else None
+
+
+def _finite(value: float) -> float | None:
+    return None if value != value else round(value, 4)  # NaN (one class only) is "undefined": null
+
+
+def decision_metrics(decisions: Sequence[LabelledDecision]) -> dict[str, object]:
+    """The label metrics of a backtest report for one group of decisions. A metric that needs a class the
+    group lacks (ROC AUC with one class, recall without hallucinated answers, ...) is None, never invented."""
+    scores = [d.score for d in decisions]
+    labels = [d.label for d in decisions]
+    positives = sum(labels)
+    negatives = len(labels) - positives
+    m = confusion([d.flagged for d in decisions], labels)
+    return {
+        "n": len(decisions),
+        "hallucinated": positives,
+        "faithful": negatives,
+        "roc_auc": _finite(roc_auc(scores, labels)) if decisions else None,
+        "precision": round(m.precision, 4) if m.tp + m.fp else None,
+        "recall": round(m.recall, 4) if positives else None,
+        "f1": round(m.f1, 4) if positives else None,
+        "tp": m.tp, "fp": m.fp, "tn": m.tn, "fn": m.fn,
+        "precision_at_recall": {
+            f"{target:.2f}": _finite(precision_at_recall(scores, labels, target)) for target in RECALL_TARGETS
+        },
+        "faithful_kept": _share(sum(1 for d in decisions if not d.label and d.accepted_unchanged), negatives),
+        "hallucinated_caught": _share(sum(1 for d in decisions if d.label and not d.delivered_unchanged),
+                                      positives),
+    }

@@ -24,7 +24,7 @@ from stream_guard.inspection import Inspection
 from stream_guard.ner import EntityRecognizer
 from stream_guard.quality import QualityScore
 from stream_guard.report import HallucinationReport
-from stream_guard.text import question_hash
+from stream_guard.text import normalize_question, question_hash
 from stream_guard.verdict import Verdict
 
 log = logging.getLogger("stream_guard.pipeline")
@@ -41,8 +41,14 @@ class EventFailure:
 
 
 class Guard:
-    def __init__(self, config: DetectorConfig | None = None, recognizer: EntityRecognizer | None = None) -> None:
+    def __init__(self, config: DetectorConfig | None = None, recognizer: EntityRecognizer | None = None, *,
+                 quality_latency_ms: float | None = None) -> None:
         self.config = config or DetectorConfig()
+        # None: the quality score counts the measured time of the checks (the service). Replays (check,
+        # backtest) pass a fixed figure, so that a decision never depends on how busy the replaying machine is
+        # and the same events give the same routing on any number of processes. latency_ms still reports the
+        # measured time either way.
+        self.quality_latency_ms = quality_latency_ms
         # The detector's own store is unused here: histories are passed in explicitly.
         self.detector = HallucinationDetector(self.config, history=MemoryHistory(), recognizer=recognizer)
         self.healer = HallucinationHealer(self.detector)
@@ -93,19 +99,23 @@ class Guard:
         started = time.perf_counter()
         tag = event_tag(event.event_id)
         # A redelivered or replayed event is judged as it was the first time: not against itself.
-        history = [fp for fp in history if fp.get(EVENT_TAG) != tag]
+        # An answer to no question has no "same question" (checks/drift.py): it neither reads nor joins a
+        # history, so such answers share no state and may be judged anywhere, in any order.
+        asked = bool(normalize_question(event.question))
+        history = [fp for fp in history if fp.get(EVENT_TAG) != tag] if asked else []
         report = self.detector.analyze(inspection, history)
-        quality = QualityScore.compute(report, None, self.config)
+        latency = self.quality_latency_ms
+        quality = QualityScore.compute(report, None, self.config, latency_ms=latency)
         healing: HealingResult | None = None
         if report.flagged or quality.routing != "accept":
             healing = self.healer.heal(
                 event.question, event.context, event.answer, report, history=history, citations=event.citations
             )
-            quality = QualityScore.compute(report, healing, self.config)
+            quality = QualityScore.compute(report, healing, self.config, latency_ms=latency)
         delivered = self._delivered_answer(event, quality.routing, healing)
         record = (
             {**self.detector.fingerprint(delivered), EVENT_TAG: tag}
-            if quality.routing in DELIVERED_ROUTES and delivered.strip()
+            if asked and quality.routing in DELIVERED_ROUTES and delivered.strip()
             else None
         )
         verdict = _verdict(event, report, healing, quality, delivered, elapsed_ms(started))

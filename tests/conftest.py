@@ -85,9 +85,12 @@ def chromium_path() -> str | None:
     return os.environ.get("STREAM_GUARD_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an asyncio loop running in the main thread while it
+# is open, and every later test that calls asyncio.run() would fail with "cannot be called from a running
+# event loop".
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """A headless Chromium (playwright.sync_api.Browser) shared by the session; give each test its own page."""
+    """A headless Chromium (playwright.sync_api.Browser) shared by a test module; give each test its own page."""
     path = chromium_path()
     if path is None:
         if os.environ.get("STREAM_GUARD_REQUIRE_BROWSER") == "1":

@@ -140,8 +140,12 @@ def test_answers_without_a_question_never_share_drift_history(guard):
     # Summaries carry no question: different documents' summaries must not be compared with each other.
     events = [AnswerEvent(event_id=f"sum{i}", question="", context=(f"Report {i}: revenue grew {i + 3}%.",),
                           answer=f"Revenue grew {i + 3}%.") for i in range(6)]
-    verdicts, _ = guard.evaluate_batch(events, {})
+    verdicts, updated = guard.evaluate_batch(events, {})
     assert all("drift" not in v.triggered for v in verdicts)
+    # They neither read nor join a history, so they share no state at all (stream_guard/parallel.py spreads
+    # them over processes freely, and the drift table keeps no hot "empty question" key).
+    assert updated == {}
+    assert all(v.checks["drift"]["details"]["history"] == 0 for v in verdicts)
 
 
 def test_a_redelivered_event_counts_once_in_history_and_is_judged_as_the_first_time(guard):
