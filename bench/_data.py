@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -52,3 +54,22 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(q / 100.0 * (len(ordered) - 1))))
     return ordered[index]
+
+
+def group_key(row: dict[str, Any]) -> str:
+    """The unit that must never sit on both sides of a cross-validation fold: a RAGTruth document or
+    question (meta.source_id), else the question (or, without one, the context) the row was built from."""
+    meta = row.get("meta") or {}
+    if meta.get("source_id"):
+        return f"{row.get('source')}:{meta['source_id']}"
+    basis = row.get("question") or orjson.dumps(row.get("context")).decode()
+    return f"{row.get('source')}:{hashlib.blake2b(basis.encode(), digest_size=8).hexdigest()}"
+
+
+def read_rows(name: str) -> list[dict[str, Any]]:
+    """The raw labelled rows of one file (with task_type, spans and meta), in file order."""
+    path = DATA_DIR / f"{name}.jsonl"
+    if not path.exists():
+        raise SystemExit(f"{path} not found: set STREAM_GUARD_DATA to the folder holding the labelled data")
+    with open(path, "rb") as fh:
+        return [orjson.loads(line) for line in fh if line.strip()]

@@ -21,7 +21,6 @@ Results are merged into bench/results/user_outcomes.json under the run's label.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import resource
 import subprocess
 import sys
@@ -35,7 +34,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATA_DIR, RESULTS_DIR, machine  # noqa: E402
+from _data import DATA_DIR, RESULTS_DIR, group_key, machine  # noqa: E402
 
 from stream_guard.evaluation import confusion, roc_auc  # noqa: E402
 from stream_guard.healing.readability import readability_problems  # noqa: E402
@@ -82,16 +81,6 @@ def _span_texts(row: dict[str, Any]) -> list[str]:
         if text:
             out.append(text)
     return out
-
-
-def group_key(row: dict[str, Any]) -> str:
-    """The unit that must never sit on both sides of a fold: a RAGTruth document or question, else the
-    question (or, without one, the context) the row was built from."""
-    meta = row.get("meta") or {}
-    if meta.get("source_id"):
-        return f"{row.get('source')}:{meta['source_id']}"
-    basis = row.get("question") or orjson.dumps(row.get("context")).decode()
-    return f"{row.get('source')}:{hashlib.blake2b(basis.encode(), digest_size=8).hexdigest()}"
 
 
 def outcomes(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -158,7 +147,7 @@ def cross_validated(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str,
         from stream_guard import calibration
     except ImportError:  # the code being measured predates the calibration module
         return {"available": False}
-    features = [calibration.features_from_verdict(v) for v in verdicts]
+    features = [calibration.observation_from_verdict(v) for v in verdicts]
     labels = [int(r["label"]) for r in rows]
     groups = [group_key(r) for r in rows]
     cv = calibration.cross_validate(features, labels, groups, folds=folds)

@@ -55,6 +55,14 @@ class DetectorConfig:
 
     limits: Limits = field(default_factory=Limits)
 
+    # A score model refitted on your own labelled traffic (stream_guard.calibration.save_model writes one);
+    # empty means the shipped model (stream_guard/score_model.py).
+    score_model_path: str = ""
+    # Whether drift counts as evidence against the answer itself (adds to hallucination_score, picks a
+    # rewrite, lets the drift penalty route a grounded answer to fallback), as in the seed library.
+    # stream_guard.compat sets it; by default drift is reported and alerted but never changes a delivery.
+    drift_decides: bool = False
+
     def with_overrides(self, **overrides: Any) -> "DetectorConfig":
         return replace(self, **overrides)
 

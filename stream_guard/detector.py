@@ -29,6 +29,7 @@ from stream_guard.scoring import (
     assess_risk,
     hallucination_score,
     hallucination_type,
+    model_for,
     signal_probabilities,
 )
 from stream_guard.text import question_hash
@@ -74,6 +75,7 @@ class HallucinationDetector:
             RelevanceCheck(self.config),
         )
         self._drift = DriftCheck(self.config)
+        self.score_model = model_for(self.config.score_model_path)
         self._stats_lock = threading.Lock()
         self._stats = {"inspected": 0, "flagged": 0}
 
@@ -98,11 +100,14 @@ class HallucinationDetector:
         return report
 
     def _assemble(self, inspection: Inspection, checks: dict[str, CheckResult], started: float) -> HallucinationReport:
+        # The seed's rule, extremes included: confidence at or above its threshold, grounding below its own.
         confident_but_unfaithful = (
-            checks["confidence"].score > self.config.confidence_threshold
+            checks["confidence"].score >= self.config.confidence_threshold
             and checks["faithfulness"].score < self.config.faithfulness_threshold
         )
-        signals = signal_probabilities(checks, confident_but_unfaithful)
+        signals = signal_probabilities(
+            checks, confident_but_unfaithful, self.score_model, drift_counts=self.config.drift_decides
+        )
         score = hallucination_score(signals)
         flagged = score >= self.config.flag_threshold
         findings = _ordered_findings(checks.values())

@@ -80,6 +80,10 @@ class Record:
     truncated: bool = False
     # Content stems of each sentence that comes from a long text value (a review), not from a field.
     prose_stems: tuple[frozenset[str], ...] = ()
+    # The fields a claim can contradict or invent: yes-no values and nulls.
+    yes_no: tuple[Field, ...] = ()
+    # Days of the week with opening hours, lower case.
+    open_days: frozenset[str] = frozenset()
 
     @property
     def text(self) -> str:
@@ -131,6 +135,30 @@ def read_hours(value: str) -> tuple[int, int] | None:
     if h1 > 24 or h2 > 24 or m1 > 59 or m2 > 59:
         return None
     return h1 * 60 + m1, h2 * 60 + m2
+
+
+_US_STATES = dict(
+    pair.split("=")
+    for pair in (
+        "AL=Alabama AK=Alaska AZ=Arizona AR=Arkansas CA=California CO=Colorado CT=Connecticut DE=Delaware "
+        "FL=Florida GA=Georgia HI=Hawaii ID=Idaho IL=Illinois IN=Indiana IA=Iowa KS=Kansas KY=Kentucky "
+        "LA=Louisiana ME=Maine MD=Maryland MA=Massachusetts MI=Michigan MN=Minnesota MS=Mississippi "
+        "MO=Missouri MT=Montana NE=Nebraska NV=Nevada NH=New_Hampshire NJ=New_Jersey NM=New_Mexico "
+        "NY=New_York NC=North_Carolina ND=North_Dakota OH=Ohio OK=Oklahoma OR=Oregon PA=Pennsylvania "
+        "RI=Rhode_Island SC=South_Carolina SD=South_Dakota TN=Tennessee TX=Texas UT=Utah VT=Vermont "
+        "VA=Virginia WA=Washington WV=West_Virginia WI=Wisconsin WY=Wyoming DC=District_of_Columbia"
+    ).split()
+)
+_STATE_KEYS = frozenset({"state", "state_code", "province", "region"})
+
+
+def _expansion(field: Field) -> str:
+    """A fuller spelling of a coded value that answers write out: "CA" in a state field is California."""
+    if field.key.lower() in _STATE_KEYS and isinstance(field.value, str):
+        name = _US_STATES.get(field.value.strip().upper())
+        if name:
+            return f" ({name.replace('_', ' ')})"
+    return ""
 
 
 def _render_value(value: bool | float | str) -> str:
@@ -191,8 +219,10 @@ def _field_sentences(field: Field) -> list[str]:
             glued.append(" ".join(pieces))
         words += parts
     label = phrase(words)
+    if any(c.isupper() for c in field.key[1:]):
+        glued.append(field.key)  # the key as written ("WiFi"): answers use it, and NER reads it as a name
     extra = f" ({', '.join(glued)})" if glued else ""
-    rendered = _render_value(value)
+    rendered = _render_value(value) + _expansion(field)
     return [f"{label[:1].upper()}{label[1:]}{extra}: {rendered}."] if label else [f"{rendered}."]
 
 
@@ -249,6 +279,8 @@ def _build(data: Any) -> Record:
         frozenset(times),
         truncated=budget[0] <= 0,
         prose_stems=tuple(prose),
+        yes_no=tuple(f for f in fields if f.value is None or f.truth is not None),
+        open_days=frozenset(d.lower() for d in open_days),
     )
 
 
@@ -300,7 +332,7 @@ _NEGATION_WORDS = frozenset(
 _PREDICATE_NEGATIONS = frozenset("not never unavailable".split())
 _CLAUSE_BREAKS = frozenset("but however while whereas although though yet except instead".split())
 _CLAUSE_STARTS = frozenset("there it its they we you he she this these which who so and".split())
-_NEGATION_BEFORE = 8
+_NEGATION_BEFORE = 10
 _NEGATION_AFTER = 3
 # Words and commas: a comma ends what a following negation can reach.
 _CLAIM_TOKEN_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|,")
@@ -318,9 +350,17 @@ class FieldConflict:
     field: Field
     claim_says: bool
 
+    @property
+    def empty(self) -> bool:
+        """The field is null: the record says nothing about it, so the claim is baseless, not opposite."""
+        return self.field.value is None
+
     def describe(self) -> str:
+        name = ".".join(self.field.path)
+        if self.empty:
+            return f"the record leaves {name} empty, but the claim states it"
         said = "says it does" if self.claim_says else "says it does not"
-        return f"the record has {'.'.join(self.field.path)} = {self.field.value!r}, but the claim {said}"
+        return f"the record has {name} = {self.field.value!r}, but the claim {said}"
 
 
 def _tokens(text: str) -> list[str]:
@@ -402,10 +442,8 @@ def field_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[Fiel
     for record in records:
         if record is None:
             continue
-        for field in record.fields:
+        for field in record.yes_no:
             truth = field.truth
-            if truth is None:
-                continue
             ways, parent = _field_terms(field.path)
             if not ways or not any(way <= present for way in ways):
                 continue
@@ -418,7 +456,7 @@ def field_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[Fiel
                 if record.mentioned_in_prose(way | (parent & present)):
                     break  # a review saying "we parked in the lot" grounds the claim whatever the field says
                 says = not _negated(tokens, span)
-                if says != truth:
+                if (truth is None and says) or (truth is not None and says != truth):
                     out.append(FieldConflict(field, says))
                 break
     return out
@@ -438,8 +476,10 @@ _SCHEMA_VOCABULARY: dict[str, str] = {
     "expressed expressing highlight highlighted highlighting describe described comment commented complain "
     "complained complaint complaints report reported share shared appreciate appreciated appreciation enjoy "
     "enjoyed recommend recommended experience experiences positive negative mixed found left others another "
-    "one some many several",
-    "star": "rating ratings rated rate star stars average overall score",
+    "one some many several indicate indicates indicating suggest suggests reflect reflected divided vary varies "
+    "cite cites citing",
+    "star": "rating ratings rated rate star stars average overall score receive receives received hold holds "
+    "maintain maintains earn earned",
     "address": "located location situated local area based address",
     "city": "located location situated local area based city",
     "hour": "open opens operate operates operating close closes closed hours hour schedule daily weekday weekdays "
@@ -491,6 +531,55 @@ def claim_times(claim: str) -> list[int]:
                 continue
             out.append(h * 60 + int(minute or 0))
     return out
+
+
+_DAY_NAME = r"(mon|tues|wednes|thurs|fri|satur|sun)days?"
+_DAY_ABBR = r"(mon|tue|wed|thu|fri|sat|sun)\.?"
+_DAY_RE = re.compile(
+    rf"\b{_DAY_NAME}\b(?:\s*(?:-|–|to|through|thru|until)\s*\b{_DAY_NAME}\b)?"
+    rf"|\b{_DAY_ABBR}\s*[-–]\s*{_DAY_ABBR}(?!\w)"
+    r"|\b(every\s+day|daily|seven\s+days|7\s+days|weekdays|weekends?)\b",
+    re.IGNORECASE,
+)
+_CLOSED_RE = re.compile(r"\bclosed?\b|\bnot\s+open\b|\bexcept\b", re.IGNORECASE)
+_SPAN_DAYS = {"every day": _DAYS, "daily": _DAYS, "seven days": _DAYS, "7 days": _DAYS,
+              "weekdays": _DAYS[:5], "weekend": _DAYS[5:], "weekends": _DAYS[5:]}
+
+
+def _day(prefix: str) -> str:
+    return next(d for d in _DAYS if d.startswith(prefix.lower()[:3]))
+
+
+def claim_days(claim: str) -> set[str]:
+    """Days of the week a claim says something happens on: named, in a range ("Monday to Friday",
+    wrapping past Sunday), or as "daily", "seven days", "weekdays", "weekends"."""
+    out: set[str] = set()
+    for m in _DAY_RE.finditer(claim):
+        if m.group(5):
+            out.update(_SPAN_DAYS[" ".join(m.group(5).lower().split())])
+            continue
+        start, end = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        first = _DAYS.index(_day(start))
+        if end is None:
+            out.add(_DAYS[first])
+            continue
+        last = _DAYS.index(_day(end))
+        k = first
+        while True:
+            out.add(_DAYS[k])
+            if k == last:
+                break
+            k = (k + 1) % 7
+    return out
+
+
+def day_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[str]:
+    """Days the claim has the business open on that have no opening hours in the records. A claim about
+    closing ("closed on Mondays", "except Sunday") is left alone."""
+    known = frozenset().union(*(r.open_days for r in records if r is not None)) if records else frozenset()
+    if not known or _CLOSED_RE.search(claim):
+        return []
+    return sorted(claim_days(claim) - known, key=_DAYS.index)
 
 
 def time_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[int]:

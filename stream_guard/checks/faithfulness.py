@@ -28,7 +28,7 @@ from stream_guard.config import DetectorConfig
 from stream_guard.inspection import CHUNK_CACHE_SIZE, Inspection
 from stream_guard.quantities import Quantity, comparable, extract_quantities, may_contain_quantity, values_agree
 from stream_guard.report import CheckResult, Finding, FindingType
-from stream_guard.structured import FieldConflict, field_conflicts, schema_stems, time_conflicts
+from stream_guard.structured import FieldConflict, day_conflicts, field_conflicts, schema_stems, time_conflicts
 from stream_guard.text import stem
 
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
@@ -90,6 +90,7 @@ class ClaimGrounding:
     grounded: bool
     field_conflicts: tuple[FieldConflict, ...] = ()
     wrong_times: tuple[int, ...] = ()
+    wrong_days: tuple[str, ...] = ()
 
 
 @dataclass
@@ -173,12 +174,17 @@ def ground_claim(
     missing_words = tuple(dict.fromkeys(w for w in words if stem(w) not in context))
     conflicts: tuple[FieldConflict, ...] = ()
     wrong_times: tuple[int, ...] = ()
+    wrong_days: tuple[str, ...] = ()
     if inspection.records:
         conflicts = tuple(field_conflicts(claim.text, inspection.records))
         wrong_times = tuple(time_conflicts(claim.text, inspection.records))
-    grounded = overlap >= overlap_threshold and not missing_numbers and not conflicts and not wrong_times
+        wrong_days = tuple(day_conflicts(claim.text, inspection.records))
+    grounded = (
+        overlap >= overlap_threshold and not missing_numbers and not conflicts and not wrong_times and not wrong_days
+    )
     return ClaimGrounding(
-        claim, stems, overlap, best, best_index, missing_words, missing_numbers, grounded, conflicts, wrong_times
+        claim, stems, overlap, best, best_index, missing_words, missing_numbers, grounded, conflicts, wrong_times,
+        wrong_days,
     )
 
 
@@ -187,6 +193,8 @@ def _evidence(g: ClaimGrounding) -> str:
     if g.wrong_times:
         times = ", ".join(f"{t // 60:02d}:{t % 60:02d}" for t in g.wrong_times)
         reasons.append(f"the time(s) {times} match no opening or closing time in the record")
+    if g.wrong_days:
+        reasons.append(f"the record gives no opening hours on {', '.join(d.capitalize() for d in g.wrong_days)}")
     if g.missing_numbers:
         reasons.append(f"the figure(s) {', '.join(g.missing_numbers)} occur nowhere in the retrieved context")
     shared = round(g.overlap * len(g.stems))
@@ -232,8 +240,10 @@ def _details(groundings: list[ClaimGrounding], inspection: Inspection) -> dict[s
         "novel_stems": len(novel),
         "novel_fraction": round(len(novel) / len(answer_stems), 4) if answer_stems else 0.0,
         "missing_numbers": sorted({n for g in groundings for n in g.missing_numbers}),
-        "field_conflicts": sum(len(g.field_conflicts) for g in groundings),
+        "field_conflicts": sum(1 for g in groundings for c in g.field_conflicts if not c.empty),
+        "empty_fields": sum(1 for g in groundings for c in g.field_conflicts if c.empty),
         "wrong_times": sum(len(g.wrong_times) for g in groundings),
+        "wrong_days": sum(len(g.wrong_days) for g in groundings),
         "structured": inspection.structured,
         "has_question": bool(inspection.question.strip()),
         "context_stems": len(inspection.context_stems),
