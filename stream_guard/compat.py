@@ -273,7 +273,8 @@ class AnswerDriftMonitor:
 
 class HallucinationDetector:
     def __init__(self, config: Optional[DetectorConfig] = None) -> None:
-        self.config = config or DetectorConfig()
+        # The seed's drift rule: drift counts against the answer, picks a rewrite and can route to fallback.
+        self.config = (config or DetectorConfig()).with_overrides(drift_decides=True)
         self._native = _NativeDetector(self.config)
         self._silent: _NativeDetector | None = None
         self._stats_lock = threading.Lock()
@@ -388,7 +389,8 @@ class HallucinationHealer:
 
     def __init__(self, detector: HallucinationDetector) -> None:
         self._detector = detector
-        self._healer = _NativeHealer(detector.native)
+        # The seed serves its safe decline when no repair passes (DISCARD); the native default is fallback.
+        self._healer = _NativeHealer(detector.native, decline_on_failure=True)
 
     def heal(
         self, question: str, context_chunks: list[str], answer: str, report: HallucinationReport

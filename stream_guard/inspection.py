@@ -94,6 +94,8 @@ class Inspection:
     # Aligned with `chunks` when any chunk is structured (JSON or a key-value table), else empty. `chunks`
     # then holds each structured chunk's prose view (structured.Record.text), which every check reads.
     records: tuple[Record | None, ...] = ()
+    # The chunks' texts as received, when any was replaced by its prose view (else empty: `chunks` are).
+    sources: tuple[str, ...] = ()
 
     @classmethod
     def build(
@@ -105,7 +107,8 @@ class Inspection:
         tenant: str = "default",
         answer_entities: tuple[Entity, ...] | None = None,
     ) -> "Inspection":
-        chunks, records = read_chunks(as_chunks(context))
+        received = as_chunks(context)
+        chunks, records = read_chunks(received)
         return cls(
             question=question or "",
             answer=answer or "",
@@ -114,6 +117,7 @@ class Inspection:
             tenant=tenant,
             answer_entities=answer_entities,
             records=records,
+            sources=tuple(c.text for c in received) if records else (),
         )
 
     def with_answer(self, answer: str) -> "Inspection":
@@ -123,6 +127,11 @@ class Inspection:
     def _analysis(self, i: int) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
         record = self.records[i] if self.records else None
         return analyze_chunk(self.chunks[i].text) if record is None else analyze_record(record.sentences)
+
+    @property
+    def raw_texts(self) -> tuple[str, ...]:
+        """The chunks' texts as received (a structured chunk's JSON, not its prose view)."""
+        return self.sources or tuple(c.text for c in self.chunks)
 
     @cached_property
     def structured(self) -> bool:

@@ -484,7 +484,7 @@ _SCHEMA_VOCABULARY: dict[str, str] = {
     "city": "located location situated local area based city",
     "hour": "open opens operate operates operating close closes closed hours hour schedule daily weekday weekdays "
     "weekend weekends week time times",
-    "categori": "offer offers offering serve serves serving specialize specializes cuisine dishes dish food menu "
+    "categori": "offer offers offering serve serves serving specialize specializes cuisine dishes dish food menu listed "
     "option options variety range type known",
     "attribut": "offer offers offering provide provides providing feature features available availability amenity "
     "amenities option options service services accommodate accommodates cater caters",
@@ -590,3 +590,44 @@ def time_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[int]:
     # Midnight is written 0:00 and 24:00; noon as 12:00.
     known = known | ({0, 1440} if known & {0, 1440} else frozenset())
     return [t for t in claim_times(claim) if t not in known and not (t == 0 and 1440 in known)]
+
+
+# ── a record in sentences (for repairs) ───────────────────────────────────────────────────────────────
+
+_NAME_KEYS = ("name", "title", "business_name", "product", "product_name")
+_PLACE_KEYS = ("address", "street", "city", "state", "postal_code", "zip", "country")
+_CATEGORY_KEYS = ("categories", "category", "type", "cuisine")
+_RATING_KEYS = ("business_stars", "stars", "rating", "average_rating")
+
+
+def _top_level(record: Record, keys: tuple[str, ...]) -> list[Field]:
+    wanted = {k.lower() for k in keys}
+    return [f for f in record.fields if len(f.path) == 1 and f.key.lower() in wanted and f.value not in (None, "")]
+
+
+def _plain(value: bool | float | str | None) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value).strip().rstrip(".")
+
+
+def describe_record(record: Record) -> list[str]:
+    """The record's main facts as plain sentences: what it is, where, what kind, how it is rated. Only
+    top-level fields whose role is clear from a common key name are used, and only readable short values,
+    so every sentence is grounded in the record and reads as prose. [] when the record has no name."""
+    names = _top_level(record, _NAME_KEYS)
+    if not names or not isinstance(names[0].value, str) or len(names[0].value) > 80:
+        return []
+    name = _plain(names[0].value)
+    out: list[str] = []
+    places = [_plain(f.value) for f in _top_level(record, _PLACE_KEYS) if isinstance(f.value, str)]
+    places = [p for p in places if p and len(p) <= 60]
+    if places:
+        out.append(f"{name} is located at {', '.join(places)}.")
+    categories = [f for f in _top_level(record, _CATEGORY_KEYS) if isinstance(f.value, str) and len(f.value) <= 160]
+    if categories:
+        out.append(f"{name if not out else 'It'} is listed under {_plain(categories[0].value)}.")
+    ratings = [f for f in _top_level(record, _RATING_KEYS) if isinstance(f.value, float)]
+    if ratings:
+        out.append(f"{name if not out else 'It'} has a rating of {_plain(ratings[0].value)} stars.")
+    return out

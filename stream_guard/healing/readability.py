@@ -39,6 +39,7 @@ _WS_RE = re.compile(r"\s+")
 
 # A chunk this long (characters) pasted whole is a dump of the source, not an answer drawn from it.
 WHOLE_CHUNK_CHARS = 300
+SHORT_CHUNK_RUN = 3
 _MIN_ID_CHARS = 3
 
 
@@ -68,9 +69,11 @@ def _chunk_ids_in(text: str, chunk_ids: Sequence[str]) -> list[str]:
 
 
 def _whole_chunks(text: str, chunk_texts: Sequence[str]) -> int:
-    """How many chunks the text quotes in full: long ones always count, short ones when two or more do."""
+    """How many chunks the text quotes in full, when that makes it a dump: any long chunk, or a run of
+    `SHORT_CHUNK_RUN` or more short ones that together are long (one-sentence chunks quoted as an answer
+    are fine)."""
     body = _normalise(text)
-    whole_long = whole_short = 0
+    whole_long = whole_short = short_chars = 0
     for chunk in chunk_texts:
         norm = _normalise(chunk)
         if not norm or norm not in body:
@@ -79,9 +82,10 @@ def _whole_chunks(text: str, chunk_texts: Sequence[str]) -> int:
             whole_long += 1
         else:
             whole_short += 1
+            short_chars += len(norm)
     if whole_long:
         return whole_long + whole_short
-    return whole_short if whole_short >= 2 else 0
+    return whole_short if whole_short >= SHORT_CHUNK_RUN and short_chars >= WHOLE_CHUNK_CHARS else 0
 
 
 def readability_problems(
