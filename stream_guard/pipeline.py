@@ -97,9 +97,10 @@ class Guard:
         report = self.detector.analyze(inspection, history)
         quality = QualityScore.compute(report, None, self.config)
         healing: HealingResult | None = None
-        if report.flagged or quality.routing != "accept":
+        if report.flagged:
             healing = self.healer.heal(
-                event.question, event.context, event.answer, report, history=history, citations=event.citations
+                event.question, event.context, event.answer, report, history=history, citations=event.citations,
+                tenant=event.tenant, inspection=inspection,
             )
             quality = QualityScore.compute(report, healing, self.config)
         delivered = self._delivered_answer(event, quality.routing, healing)

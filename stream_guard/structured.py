@@ -279,7 +279,7 @@ def _build(data: Any) -> Record:
         frozenset(times),
         truncated=budget[0] <= 0,
         prose_stems=tuple(prose),
-        yes_no=tuple(f for f in fields if f.value is None or f.truth is not None),
+        yes_no=tuple(f for f in fields if f.path and (f.value is None or f.truth is not None)),
         open_days=frozenset(d.lower() for d in open_days),
     )
 

@@ -25,7 +25,7 @@ _SECRET_RE = re.compile(
     |-----BEGIN[ A-Z]{0,20}PRIVATE\ KEY-----                          # PEM private keys
     |\b(?:password|passwd|pwd|passphrase|secret|api[\s_-]?key|access[\s_-]?key|auth[\s_-]?token|
          access[\s_-]?token|bearer|client[\s_-]?secret|private[\s_-]?key|token)
-      \b["']?\s{0,3}(?:[:=]|\bis\b)\s{0,3}["']?[^\s"',;]{6,}          # password: hunter22, api_key=...
+      \b["']?\s{0,3}[:=]\s{0,3}["']?[^\s"',;]{6,}          # password: hunter22, api_key=...
     |\b[A-Fa-f0-9]{40,}\b                                             # long hex secrets
     """,
     re.IGNORECASE | re.VERBOSE,
