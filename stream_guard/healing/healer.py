@@ -84,6 +84,8 @@ def choose_strategy(report: HallucinationReport, drift_decides: bool = False) ->
     return CLAIM_PRUNE
 
 
+_NOTES = (claim_prune.PRUNE_NOTE, entity_scrub.SCRUB_NOTE)
+
 # What to try after each first choice, in order.
 _PLANS: dict[str, tuple[str, ...]] = {
     CONTRADICTION_PATCH: (CONTRADICTION_PATCH, GROUNDING_REWRITE, CLAIM_PRUNE),
@@ -201,6 +203,9 @@ class HallucinationHealer:
         return grounding_rewrite.rewrite(original, self.rewrite_sentences)
 
     def _reinspect(self, original: Inspection, text: str, history: Sequence[Fingerprint]) -> HallucinationReport:
+        # The transparency notes are the guard's own words about the repair, not claims to ground.
+        for note in _NOTES:
+            text = text.replace(note, "").rstrip()
         healed = original.with_answer(text)
         if original.answer_entities is not None:
             # Text a repair adds comes from the context, where no name is fabricated; a name it keeps
