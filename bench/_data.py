@@ -15,7 +15,7 @@ from stream_guard.events import AnswerEvent, parse_event
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("STREAM_GUARD_DATA", REPO.parent / "shared" / "data"))
 RESULTS_DIR = REPO / "bench" / "results"
-DATASETS = ("ragtruth_dev", "summedits_dev", "halueval_qa_dev")
+DATASETS = ("ragtruth_dev", "ragtruth_d2t_dev", "summedits_dev", "halueval_qa_dev")
 
 
 def load_events(name: str, limit: int | None = None) -> list[AnswerEvent]:

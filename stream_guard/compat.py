@@ -13,6 +13,11 @@ but the work is done by stream_guard's checks, healer and quality score. Differe
   with `config.with_overrides(...)` instead of assigning attributes.
 * Quality scoring calibrates confidence as min(confidence, faithfulness) and routes answers between the
   two thresholds by whether they were flagged (stream_guard.quality explains both).
+
+Kept as in the seed, where the native API has changed: drift counts against the answer (it adds to the
+hallucination score, makes the healer rewrite, and its -0.20 can route a grounded answer to fallback:
+`DetectorConfig.drift_decides` is set here), and a repair that fails re-inspection serves the safe
+decline (DISCARD) rather than routing to fallback.
 """
 
 from __future__ import annotations

@@ -13,12 +13,13 @@ answer to stand as one.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from stream_guard.claims import extract_claims
 from stream_guard.healing.result import CLAIM_PRUNE, Attempt, Change
 from stream_guard.report import Finding, FindingType
-from stream_guard.text import split_sentences, stem_set
+from stream_guard.healing.spans import sentence_spans
+from stream_guard.text import stem_set
 
 PRUNE_NOTE = "Note: statements that could not be verified against the source documents were removed from this answer."
 # Share of a sentence's content stems a finding's statement must cover to mark it (statements are claims,
@@ -40,31 +41,18 @@ def _marks(sentence: str, statements: Sequence[tuple[str, frozenset[str]]]) -> s
     return None
 
 
-def _spans(answer: str, sentences: Iterable[str]) -> list[tuple[int, int]]:
-    spans, cursor = [], 0
-    for sentence in sentences:
-        start = answer.find(sentence, cursor)
-        if start < 0:
-            start = cursor
-        spans.append((start, start + len(sentence)))
-        cursor = start + len(sentence)
-    return spans
-
-
 def prune(answer: str, findings: Sequence[Finding], note: str = PRUNE_NOTE) -> Attempt:
     """The answer without the sentences that carry a finding; text None when too little would be left."""
     marked = [f for f in findings if f.type in _PRUNED_KINDS and f.kind != "irrelevant_context" and f.statement]
     if not marked:
         return Attempt(CLAIM_PRUNE, None, ())
     statements = [(f.statement.strip(), stem_set(f.statement)) for f in marked]
-    sentences = split_sentences(answer)
-    spans = _spans(answer, sentences)
     kept: list[tuple[int, int]] = []
     changes: list[Change] = []
-    for sentence, span in zip(sentences, spans):
+    for start, end, sentence in sentence_spans(answer):
         hit = _marks(sentence, statements)
         if hit is None:
-            kept.append(span)
+            kept.append((start, end))
         else:
             changes.append(Change("drop_sentence", sentence, "", "Removed a statement the source documents do not support"))
     if not changes or not kept:

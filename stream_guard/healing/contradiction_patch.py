@@ -29,7 +29,7 @@ from typing import Callable, Iterable, Sequence
 
 from stream_guard.healing.result import CONTRADICTION_PATCH, Attempt, Change
 from stream_guard.report import Finding, FindingType
-from stream_guard.text import split_sentences
+from stream_guard.healing.spans import sentence_spans
 
 MONTHLY, ANNUAL, WEEKLY, QUARTERLY = "monthly", "annual", "weekly", "quarterly"
 CYCLES = (MONTHLY, ANNUAL, WEEKLY, QUARTERLY)
@@ -222,15 +222,7 @@ def statement_span(answer: str, finding: Finding) -> tuple[int, int] | None:
 def _only_sentence_with(answer: str, value: str) -> tuple[int, int] | None:
     """The one answer sentence that holds `value`; None when none or several do (we cannot tell which)."""
     pattern = _value_pattern(value)
-    holding: list[tuple[int, int]] = []
-    cursor = 0
-    for sentence in split_sentences(answer):
-        start = answer.find(sentence, cursor)
-        if start < 0:
-            continue
-        cursor = start + len(sentence)
-        if pattern.search(sentence):
-            holding.append((start, cursor))
+    holding = [(start, end) for start, end, sentence in sentence_spans(answer) if pattern.search(sentence)]
     return holding[0] if len(holding) == 1 else None
 
 
@@ -311,17 +303,11 @@ def _describe(answer: str, edit: tuple[int, int, str, Finding]) -> Change:
 
 def _contradicted_sentences(patched: str, original: str, findings: Sequence[Finding]) -> list[tuple[int, int]]:
     """Spans, in the patched text, of the answer sentences a contradiction names (after value edits)."""
-    spans: list[tuple[int, int]] = []
     originals = {f.statement for f in findings if f.statement and f.statement in original}
-    cursor = 0
-    for sentence in split_sentences(patched):
-        start = patched.find(sentence, cursor)
-        if start < 0:
-            continue
-        cursor = start + len(sentence)
-        if any(_same_sentence(sentence, s) for s in originals):
-            spans.append((start, cursor))
-    return spans
+    return [
+        (start, end) for start, end, sentence in sentence_spans(patched)
+        if any(_same_sentence(sentence, s) for s in originals)
+    ]
 
 
 def _same_sentence(patched_sentence: str, statement: str) -> bool:

@@ -261,38 +261,10 @@ class HallucinationHealer:
         if self.decline_on_failure:
             reason = notes[-1].description if notes else "no repair passed"
             return self._declined(original, report, attempt, final, notes[:-1], reason)
-        return HealingResult(
-            original_answer=original.answer,
-            healed_answer=original.answer,
-            strategy=attempt.strategy,
-            changes=notes,
-            applied=False,
-            passed=False,
-            declined=False,
-            initial_risk=report.risk,
-            final_risk=report.risk,
-            final_report=final,
-            confidence_before=report.confidence_score,
-            confidence_after=report.confidence_score,
-            attempted=attempt.strategy,
-        )
+        return _not_applied(original.answer, report, attempt.strategy, notes, passed=False, final=final)
 
     def _unchanged(self, answer: str, report: HallucinationReport) -> HealingResult:
-        return HealingResult(
-            original_answer=answer,
-            healed_answer=answer,
-            strategy=NO_HEALING_NEEDED,
-            changes=(),
-            applied=False,
-            passed=True,
-            declined=False,
-            initial_risk=report.risk,
-            final_risk=report.risk,
-            final_report=report,
-            confidence_before=report.confidence_score,
-            confidence_after=report.confidence_score,
-            attempted=NO_HEALING_NEEDED,
-        )
+        return _not_applied(answer, report, NO_HEALING_NEEDED, (), passed=True, final=report)
 
     def _declined(
         self,
@@ -322,3 +294,30 @@ class HallucinationHealer:
             confidence_after=recalibrate_confidence(SAFE_DECLINE, report.confidence_score, text),
             attempted=attempt.strategy,
         )
+
+
+def _not_applied(
+    answer: str,
+    report: HallucinationReport,
+    strategy: str,
+    changes: tuple[Change, ...],
+    *,
+    passed: bool,
+    final: HallucinationReport | None,
+) -> HealingResult:
+    """The answer left as it is: it needed nothing (passed), or no repair passed (routes to fallback)."""
+    return HealingResult(
+        original_answer=answer,
+        healed_answer=answer,
+        strategy=strategy,
+        changes=changes,
+        applied=False,
+        passed=passed,
+        declined=False,
+        initial_risk=report.risk,
+        final_risk=report.risk,
+        final_report=final,
+        confidence_before=report.confidence_score,
+        confidence_after=report.confidence_score,
+        attempted=strategy,
+    )
