@@ -8,7 +8,7 @@ be called from many threads on different inspections without locks.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Iterable, Sequence
 
@@ -96,6 +96,9 @@ class Inspection:
     records: tuple[Record | None, ...] = ()
     # The chunks' texts as received, when any was replaced by its prose view (else empty: `chunks` are).
     sources: tuple[str, ...] = ()
+    # Results that depend on the context and a piece of the answer, shared by `with_answer` copies (the
+    # re-inspections of one event's repairs). Lives as long as they do; a race only recomputes an entry.
+    memo: dict[tuple[object, ...], object] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(

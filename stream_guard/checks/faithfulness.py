@@ -263,9 +263,22 @@ class FaithfulnessCheck:
         claims = extract_claims(inspection.answer, inspection.answer_sentences)
         if not claims:
             return []
-        neutral = schema_stems(inspection.records) if inspection.records else frozenset()
-        facts = _ContextFacts(inspection, context_numbers(inspection), neutral)
-        return [ground_claim(c, inspection, facts, self._overlap_threshold) for c in claims]
+        # A repair is re-inspected against the same context and mostly repeats the original's claims: the
+        # inspections of one event share a memo (Inspection.memo), so each claim is grounded once.
+        memo = inspection.memo
+        facts: _ContextFacts | None = None
+        out: list[ClaimGrounding] = []
+        for claim in claims:
+            key = ("grounding", self._overlap_threshold, claim.text, claim.sentence)
+            grounding = memo.get(key)
+            if grounding is None:
+                if facts is None:
+                    neutral = schema_stems(inspection.records) if inspection.records else frozenset()
+                    facts = _ContextFacts(inspection, context_numbers(inspection), neutral)
+                grounding = ground_claim(claim, inspection, facts, self._overlap_threshold)
+                memo[key] = grounding
+            out.append(grounding)
+        return out
 
     def run(self, inspection: Inspection) -> CheckResult:
         started = time.perf_counter()

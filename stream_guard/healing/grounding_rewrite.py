@@ -79,18 +79,18 @@ def _rank(inspection: Inspection) -> list[_Ranked]:
     ranked: list[_Ranked] = []
     seen: set[str] = set()
     records = inspection.records
-    for position, sentence in enumerate(inspection.context_sentences):
-        text = sentence.text.strip()
+    for position, (sentence, stems) in enumerate(zip(inspection.context_sentences, inspection.context_sentence_stems)):
         if records and records[sentence.chunk_index] is not None:
             continue  # a record's field lines are data, not sentences to hand a reader
+        q = len(question & stems) / len(question) if question else 0.0
+        a = len(answer & stems) / len(answer) if answer else 0.0
+        if q <= 0 and a <= 0:
+            continue
+        text = sentence.text.strip()
         if not text or text.endswith("?") or text.lower() in seen or not usable(text):
             continue
         seen.add(text.lower())
-        stems = stem_set(text)
-        q = len(question & stems) / len(question) if question else 0.0
-        a = len(answer & stems) / len(answer) if answer else 0.0
-        if q > 0 or a > 0:
-            ranked.append(_Ranked(q, a, position, sentence))
+        ranked.append(_Ranked(q, a, position, sentence))
     return ranked
 
 
