@@ -234,21 +234,10 @@ class HallucinationHealer:
             f"{confidence_after:.2f}",
             f"Confidence recalibrated {report.confidence_score:.2f} -> {confidence_after:.2f} ({attempt.strategy})",
         )
-        return HealingResult(
-            original_answer=answer,
-            healed_answer=attempt.text,
-            strategy=attempt.strategy,
-            changes=notes + attempt.changes + (recalibration,),
-            applied=True,
-            passed=True,
-            declined=False,
-            initial_risk=report.risk,
-            final_risk=final.risk,
-            final_report=final,
-            confidence_before=report.confidence_score,
-            confidence_after=confidence_after,
-            attempted=attempt.strategy,
-        )
+        unchanged = _not_applied(answer, report, attempt.strategy, notes + attempt.changes + (recalibration,),
+                                 passed=True, final=final)
+        return dataclasses.replace(unchanged, healed_answer=attempt.text, applied=True, final_risk=final.risk,
+                                   confidence_after=confidence_after)
 
     def _failed(
         self,
@@ -258,42 +247,27 @@ class HallucinationHealer:
         final: HallucinationReport | None,
         notes: tuple[Change, ...],
     ) -> HealingResult:
-        if self.decline_on_failure:
-            reason = notes[-1].description if notes else "no repair passed"
-            return self._declined(original, report, attempt, final, notes[:-1], reason)
-        return _not_applied(original.answer, report, attempt.strategy, notes, passed=False, final=final)
-
-    def _unchanged(self, answer: str, report: HallucinationReport) -> HealingResult:
-        return _not_applied(answer, report, NO_HEALING_NEEDED, (), passed=True, final=report)
-
-    def _declined(
-        self,
-        original: Inspection,
-        report: HallucinationReport,
-        attempt: Attempt,
-        final: HallucinationReport | None,
-        notes: tuple[Change, ...],
-        reason: str,
-    ) -> HealingResult:
-        why = reason
-        served = safe_decline.decline(self.config, attempt.text or original.answer, why)
+        """No repair passed: left as it is (it routes to fallback), or, with `decline_on_failure`, the safe
+        decline is served in its place (the seed's DISCARD)."""
+        if not self.decline_on_failure:
+            return _not_applied(original.answer, report, attempt.strategy, notes, passed=False, final=final)
+        reason = notes[-1].description if notes else "no repair passed"
+        served = safe_decline.decline(self.config, attempt.text or original.answer, reason)
         text = served.text or self.config.decline_message
-        return HealingResult(
-            original_answer=original.answer,
+        unchanged = _not_applied(original.answer, report, SAFE_DECLINE, notes[:-1] + served.changes, passed=False,
+                                 final=final)
+        return dataclasses.replace(
+            unchanged,
             healed_answer=text,
-            strategy=SAFE_DECLINE,
-            changes=notes + served.changes,
             applied=True,
-            passed=False,
             declined=True,
-            initial_risk=report.risk,
-            # A decline asserts nothing, so it cannot be a hallucination.
-            final_risk=Risk.LOW,
-            final_report=final,
-            confidence_before=report.confidence_score,
+            final_risk=Risk.LOW,  # a decline asserts nothing, so it cannot be a hallucination
             confidence_after=recalibrate_confidence(SAFE_DECLINE, report.confidence_score, text),
             attempted=attempt.strategy,
         )
+
+    def _unchanged(self, answer: str, report: HallucinationReport) -> HealingResult:
+        return _not_applied(answer, report, NO_HEALING_NEEDED, (), passed=True, final=report)
 
 
 def _not_applied(

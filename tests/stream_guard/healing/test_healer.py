@@ -117,15 +117,15 @@ class TestPatchFallback:
         assert result.changes[0].kind == "fallback"
 
 
+FAILING_REINSPECTIONS = [
+    dict(findings=[contradiction("x", "1", "2")], risk=Risk.CRITICAL),
+    dict(findings=[entity("x", "Dr. Who")], risk=Risk.MEDIUM),
+    dict(risk=Risk.HIGH),
+]
+
+
 class TestReinspection:
-    @pytest.mark.parametrize(
-        "failing",
-        [
-            dict(findings=[contradiction("x", "1", "2")], risk=Risk.CRITICAL),
-            dict(findings=[entity("x", "Dr. Who")], risk=Risk.MEDIUM),
-            dict(risk=Risk.HIGH),
-        ],
-    )
+    @pytest.mark.parametrize("failing", FAILING_REINSPECTIONS)
     def test_failing_reinspection_is_not_applied_and_routes_to_fallback(self, failing):
         detector = ScriptedDetector(lambda answer: make_report(answer, **failing))
         result = heal(detector, critical())
@@ -135,14 +135,7 @@ class TestReinspection:
         assert [c.kind for c in result.changes] == ["fallback"] * len(result.changes)
         assert QualityScore.compute(critical(), result).routing == "fallback"
 
-    @pytest.mark.parametrize(
-        "failing",
-        [
-            dict(findings=[contradiction("x", "1", "2")], risk=Risk.CRITICAL),
-            dict(findings=[entity("x", "Dr. Who")], risk=Risk.MEDIUM),
-            dict(risk=Risk.HIGH),
-        ],
-    )
+    @pytest.mark.parametrize("failing", FAILING_REINSPECTIONS)
     def test_with_decline_on_failure_a_failing_reinspection_serves_safe_decline(self, failing):
         detector = ScriptedDetector(lambda answer: make_report(answer, **failing), DetectorConfig(decline_message="Cannot say."))
         result = HallucinationHealer(detector, decline_on_failure=True).heal(QUESTION, CONTEXT, WRONG, critical())
