@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -13,7 +15,7 @@ from stream_guard.events import AnswerEvent, parse_event
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("STREAM_GUARD_DATA", REPO.parent / "shared" / "data"))
 RESULTS_DIR = REPO / "bench" / "results"
-DATASETS = ("ragtruth_dev", "summedits_dev", "halueval_qa_dev")
+DATASETS = ("ragtruth_dev", "ragtruth_d2t_dev", "summedits_dev", "halueval_qa_dev")
 
 
 def load_events(name: str, limit: int | None = None) -> list[AnswerEvent]:
@@ -52,3 +54,22 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(q / 100.0 * (len(ordered) - 1))))
     return ordered[index]
+
+
+def group_key(row: dict[str, Any]) -> str:
+    """The unit that must never sit on both sides of a cross-validation fold: a RAGTruth document or
+    question (meta.source_id), else the question (or, without one, the context) the row was built from."""
+    meta = row.get("meta") or {}
+    if meta.get("source_id"):
+        return f"{row.get('source')}:{meta['source_id']}"
+    basis = row.get("question") or orjson.dumps(row.get("context")).decode()
+    return f"{row.get('source')}:{hashlib.blake2b(basis.encode(), digest_size=8).hexdigest()}"
+
+
+def read_rows(name: str) -> list[dict[str, Any]]:
+    """The raw labelled rows of one file (with task_type, spans and meta), in file order."""
+    path = DATA_DIR / f"{name}.jsonl"
+    if not path.exists():
+        raise SystemExit(f"{path} not found: set STREAM_GUARD_DATA to the folder holding the labelled data")
+    with open(path, "rb") as fh:
+        return [orjson.loads(line) for line in fh if line.strip()]

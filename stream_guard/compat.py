@@ -13,6 +13,11 @@ but the work is done by stream_guard's checks, healer and quality score. Differe
   with `config.with_overrides(...)` instead of assigning attributes.
 * Quality scoring calibrates confidence as min(confidence, faithfulness) and routes answers between the
   two thresholds by whether they were flagged (stream_guard.quality explains both).
+
+Kept as in the seed, where the native API has changed: drift counts against the answer (it adds to the
+hallucination score, makes the healer rewrite, and its -0.20 can route a grounded answer to fallback:
+`DetectorConfig.drift_decides` is set here), and a repair that fails re-inspection serves the safe
+decline (DISCARD) rather than routing to fallback.
 """
 
 from __future__ import annotations
@@ -273,7 +278,8 @@ class AnswerDriftMonitor:
 
 class HallucinationDetector:
     def __init__(self, config: Optional[DetectorConfig] = None) -> None:
-        self.config = config or DetectorConfig()
+        # The seed's drift rule: drift counts against the answer, picks a rewrite and can route to fallback.
+        self.config = (config or DetectorConfig()).with_overrides(drift_decides=True)
         self._native = _NativeDetector(self.config)
         self._silent: _NativeDetector | None = None
         self._stats_lock = threading.Lock()
@@ -388,7 +394,8 @@ class HallucinationHealer:
 
     def __init__(self, detector: HallucinationDetector) -> None:
         self._detector = detector
-        self._healer = _NativeHealer(detector.native)
+        # The seed serves its safe decline when no repair passes (DISCARD); the native default is fallback.
+        self._healer = _NativeHealer(detector.native, decline_on_failure=True)
 
     def heal(
         self, question: str, context_chunks: list[str], answer: str, report: HallucinationReport

@@ -56,9 +56,13 @@ class DetectorConfig:
 
     limits: Limits = field(default_factory=Limits)
 
-    # Overrides of scoring.SignalWeights by name (`[detector.weights]`, written by `stream-guard calibrate`);
-    # names the scoring model does not have are an error.
-    weights: Mapping[str, float] = field(default_factory=dict)
+    # A score model refitted on your own labelled traffic (stream_guard.score_model.save_model writes one);
+    # empty means the shipped model (stream_guard/score_model.py).
+    score_model_path: str = ""
+    # Whether drift counts as evidence against the answer itself (adds to hallucination_score, picks a
+    # rewrite, lets the drift penalty route a grounded answer to fallback), as in the seed library.
+    # stream_guard.compat sets it; by default drift is reported and alerted but never changes a delivery.
+    drift_decides: bool = False
 
     def with_overrides(self, **overrides: Any) -> "DetectorConfig":
         return replace(self, **overrides)
@@ -96,8 +100,6 @@ def config_from_mapping(data: dict[str, Any], base: DetectorConfig | None = None
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"unknown config key(s): {', '.join(unknown)}")
-    if "weights" in data:
-        data["weights"] = {**start.weights, **_weights(data["weights"])}
     if "limits" in data:
         limit_fields = {f.name for f in fields(Limits)}
         bad = sorted(set(data["limits"]) - limit_fields)
@@ -105,23 +107,6 @@ def config_from_mapping(data: dict[str, Any], base: DetectorConfig | None = None
             raise ValueError(f"unknown limits key(s): {', '.join(bad)}")
         data["limits"] = replace(start.limits, **data["limits"])
     return replace(start, **data)
-
-
-def _weights(table: Any) -> dict[str, float]:
-    from stream_guard.scoring import SignalWeights  # scoring imports this module: resolve at call time
-
-    if not isinstance(table, Mapping):
-        raise ValueError(f"weights: expected a table of names and numbers, got {type(table).__name__}")
-    known = {f.name for f in fields(SignalWeights)}
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise ValueError(f"unknown weights key(s): {', '.join(unknown)}")
-    out: dict[str, float] = {}
-    for name, value in table.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise ValueError(f"weights.{name}: expected a number, got {value!r}")
-        out[name] = float(value)
-    return out
 
 
 def load_config(path: str | Path, base: DetectorConfig | None = None) -> DetectorConfig:

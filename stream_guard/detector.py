@@ -26,10 +26,10 @@ from stream_guard.inspection import Inspection
 from stream_guard.ner import EntityRecognizer, batch_answer_entities, make_recognizer
 from stream_guard.report import CheckResult, Finding, FindingType, HallucinationReport
 from stream_guard.scoring import (
-    DEFAULT_WEIGHTS,
     assess_risk,
     hallucination_score,
     hallucination_type,
+    model_for,
     signal_probabilities,
 )
 from stream_guard.text import question_hash
@@ -64,8 +64,6 @@ class HallucinationDetector:
         recognizer: EntityRecognizer | None = None,
     ) -> None:
         self.config = config or DetectorConfig()
-        # The scoring model's weights with the configuration's overrides ([detector.weights]).
-        self.weights = dataclasses.replace(DEFAULT_WEIGHTS, **self.config.weights)
         self.history = history if history is not None else default_history(self.config)
         self.recognizer = recognizer or make_recognizer(self.config.ner, self.config.spacy_model)
         self._checks: tuple[Check, ...] = (
@@ -77,6 +75,7 @@ class HallucinationDetector:
             RelevanceCheck(self.config),
         )
         self._drift = DriftCheck(self.config)
+        self.score_model = model_for(self.config.score_model_path)
         self._stats_lock = threading.Lock()
         self._stats = {"inspected": 0, "flagged": 0}
 
@@ -101,11 +100,14 @@ class HallucinationDetector:
         return report
 
     def _assemble(self, inspection: Inspection, checks: dict[str, CheckResult], started: float) -> HallucinationReport:
+        # The seed's rule, extremes included: confidence at or above its threshold, grounding below its own.
         confident_but_unfaithful = (
-            checks["confidence"].score > self.config.confidence_threshold
+            checks["confidence"].score >= self.config.confidence_threshold
             and checks["faithfulness"].score < self.config.faithfulness_threshold
         )
-        signals = signal_probabilities(checks, confident_but_unfaithful, self.weights)
+        signals = signal_probabilities(
+            checks, confident_but_unfaithful, self.score_model, drift_counts=self.config.drift_decides
+        )
         score = hallucination_score(signals)
         flagged = score >= self.config.flag_threshold
         findings = _ordered_findings(checks.values())

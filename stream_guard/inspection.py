@@ -7,11 +7,13 @@ be called from many threads on different inspections without locks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Iterable, Sequence
 
 from stream_guard.events import Chunk
+from stream_guard.structured import Record, read_record
 from stream_guard.text import split_sentences, stem_set
 
 # Distinct chunks whose analysis is kept; at ~10 KiB of sentences and stems each, about 20 MiB at most.
@@ -28,6 +30,27 @@ def analyze_chunk(text: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ...
     """
     sentences = tuple(split_sentences(text))
     return sentences, tuple(stem_set(sentence) for sentence in sentences)
+
+
+@lru_cache(maxsize=CHUNK_CACHE_SIZE)
+def analyze_record(sentences: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+    """A structured chunk's prose view: its field sentences are already split (a field sentence such as
+    "Address: 6920 Market Pl Dr." must not be glued to the next one by the abbreviation rule)."""
+    return sentences, tuple(stem_set(sentence) for sentence in sentences)
+
+
+def read_chunks(chunks: tuple[Chunk, ...]) -> tuple[tuple[Chunk, ...], tuple[Record | None, ...]]:
+    """The text view of each chunk (a structured chunk becomes its field sentences) and its record.
+
+    Records come back as () when no chunk is structured, the common case for prose RAG."""
+    records = tuple(read_record(chunk.text) for chunk in chunks)
+    if not any(records):
+        return chunks, ()
+    views = tuple(
+        chunk if record is None else Chunk(chunk.id, record.text, chunk.source)
+        for chunk, record in zip(chunks, records)
+    )
+    return views, records
 
 
 @dataclass(frozen=True)
@@ -68,6 +91,14 @@ class Inspection:
     tenant: str = "default"
     # Filled by the detector from a batched NER pass; None means "not computed, run NER yourself".
     answer_entities: tuple[Entity, ...] | None = None
+    # Aligned with `chunks` when any chunk is structured (JSON or a key-value table), else empty. `chunks`
+    # then holds each structured chunk's prose view (structured.Record.text), which every check reads.
+    records: tuple[Record | None, ...] = ()
+    # The chunks' texts as received, when any was replaced by its prose view (else empty: `chunks` are).
+    sources: tuple[str, ...] = ()
+    # Results that depend on the context and a piece of the answer, shared by `with_answer` copies (the
+    # re-inspections of one event's repairs). Lives as long as they do; a race only recomputes an entry.
+    memo: dict[tuple[object, ...], object] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -79,14 +110,35 @@ class Inspection:
         tenant: str = "default",
         answer_entities: tuple[Entity, ...] | None = None,
     ) -> "Inspection":
+        received = as_chunks(context)
+        chunks, records = read_chunks(received)
         return cls(
             question=question or "",
             answer=answer or "",
-            chunks=as_chunks(context),
+            chunks=chunks,
             citations=tuple(citations),
             tenant=tenant,
             answer_entities=answer_entities,
+            records=records,
+            sources=tuple(c.text for c in received) if records else (),
         )
+
+    def with_answer(self, answer: str) -> "Inspection":
+        """The same question and context (records already read) with another answer: a healed one."""
+        return dataclasses.replace(self, answer=answer, answer_entities=None)
+
+    def _analysis(self, i: int) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+        record = self.records[i] if self.records else None
+        return analyze_chunk(self.chunks[i].text) if record is None else analyze_record(record.sentences)
+
+    @property
+    def raw_texts(self) -> tuple[str, ...]:
+        """The chunks' texts as received (a structured chunk's JSON, not its prose view)."""
+        return self.sources or tuple(c.text for c in self.chunks)
+
+    @cached_property
+    def structured(self) -> bool:
+        return any(self.records)
 
     @cached_property
     def context_text(self) -> str:
@@ -109,13 +161,13 @@ class Inspection:
         return [
             ContextSentence(i, chunk.id, sentence)
             for i, chunk in enumerate(self.chunks)
-            for sentence in analyze_chunk(chunk.text)[0]
+            for sentence in self._analysis(i)[0]
         ]
 
     @cached_property
     def context_sentence_stems(self) -> list[frozenset[str]]:
         """Content stems of each `context_sentences` entry, same order (best-sentence grounding)."""
-        return [stems for chunk in self.chunks for stems in analyze_chunk(chunk.text)[1]]
+        return [stems for i in range(len(self.chunks)) for stems in self._analysis(i)[1]]
 
     @cached_property
     def sentence_index(self) -> dict[str, tuple[int, ...]]:
@@ -147,6 +199,6 @@ class Inspection:
         for i, chunk in enumerate(self.chunks):
             if chunk.id == ref:
                 return i
-        if ref.isdigit() and 1 <= int(ref) <= len(self.chunks):
+        if ref.isascii() and ref.isdigit() and 1 <= int(ref) <= len(self.chunks):  # "²" is a digit, not a number
             return int(ref) - 1
         return None

@@ -107,9 +107,10 @@ class Guard:
         latency = self.quality_latency_ms
         quality = QualityScore.compute(report, None, self.config, latency_ms=latency)
         healing: HealingResult | None = None
-        if report.flagged or quality.routing != "accept":
+        if report.flagged:
             healing = self.healer.heal(
-                event.question, event.context, event.answer, report, history=history, citations=event.citations
+                event.question, event.context, event.answer, report, history=history, citations=event.citations,
+                tenant=event.tenant, inspection=inspection,
             )
             quality = QualityScore.compute(report, healing, self.config, latency_ms=latency)
         delivered = self._delivered_answer(event, quality.routing, healing)

@@ -16,9 +16,15 @@ inspections together, since the caller waited for both.
 Routing, in order:
     discard        a safe decline was served
     healed_accept  healing was applied and the healed answer passed re-inspection
+    fallback       healing was attempted and no repair passed (never deliver what needed one)
     accept         score >= accept_threshold
     fallback       score < fallback_threshold
     in between     accept if the report is not flagged, else fallback
+
+Drift lowers the score (the seed's formula) but, unless `DetectorConfig.drift_decides` is set (as
+stream_guard.compat does, for the seed's behaviour), an answer that is not flagged is routed on its score
+before the drift penalty: drift says the answer changed, not that it is unfaithful, so it is reported and
+alerted on without changing what a grounded answer's user gets.
 """
 
 from __future__ import annotations
@@ -94,12 +100,15 @@ def route(
     healing_passed: bool = False,
     declined: bool = False,
     config: DetectorConfig | None = None,
+    healing_failed: bool = False,
 ) -> str:
     cfg = config or DetectorConfig()
     if declined:
         return DISCARD
     if healing_applied and healing_passed:
         return HEALED_ACCEPT
+    if healing_failed:
+        return FALLBACK
     if score >= cfg.accept_threshold:
         return ACCEPT
     if score < cfg.fallback_threshold:
@@ -146,14 +155,17 @@ class QualityScore:
             contradiction=basis.has_contradiction,
             latency_ms=latency,
         )
+        cfg = config or DetectorConfig()
         score, penalty = combine(parts, basis.drift_detected)
+        routed_on = score if cfg.drift_decides or basis.flagged else combine(parts, False)[0]
         routing = route(
-            score,
+            routed_on,
             flagged=basis.flagged,
             healing_applied=healing_result is not None and healing_result.applied,
             healing_passed=healing_result is not None and healing_result.passed,
             declined=healing_result is not None and healing_result.declined,
             config=config,
+            healing_failed=healing_result is not None and healing_result.failed,
         )
         return cls(score, routing, parts, penalty, "healed" if healed else "original")
 

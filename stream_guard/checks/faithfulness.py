@@ -1,10 +1,17 @@
 """Faithfulness: what share of the answer's claims can be traced back to the retrieved context.
 
 score = grounded claims / claims (1.0 when the answer makes no claims). A claim is grounded when at
-least `faithfulness_overlap_threshold` of its content stems occur in the context and every number it
-states occurs there too. Bag-of-context overlap is lenient (every word may come from a different
-passage), so `details` also carries, per claim, the coverage by the single best context sentence and
-the answer's novel stems: the scorer combines those as features.
+least `faithfulness_overlap_threshold` of its content stems occur in the context, every quantity it
+states agrees with one the context states, and it says the opposite of no field of a structured chunk.
+Bag-of-context overlap is lenient (every word may come from a different passage), so `details` also
+carries, per claim, the coverage by the single best context sentence and the answer's novel stems: the
+scorer combines those as features.
+
+Paraphrase is read as the numeric check reads it: quantities are compared as values
+(`quantities.extract_quantities`: "three weeks" is "21 days", "1,200" is "1200"), and the words of an
+agreeing quantity count as grounded. Against a structured chunk (`structured.py`) a claim is also
+checked field by field: "offers outdoor seating" against `"OutdoorSeating": false`, "open until 10 pm"
+against `"Friday": "16:0-21:0"`.
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ from stream_guard.checks.base import elapsed_ms
 from stream_guard.claims import Claim, claim_words, extract_claims
 from stream_guard.config import DetectorConfig
 from stream_guard.inspection import CHUNK_CACHE_SIZE, Inspection
+from stream_guard.quantities import Quantity, comparable, extract_quantities, may_contain_quantity, values_agree
 from stream_guard.report import CheckResult, Finding, FindingType
+from stream_guard.structured import FieldConflict, day_conflicts, field_conflicts, schema_stems, time_conflicts
 from stream_guard.text import stem
 
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
@@ -34,6 +43,7 @@ _SPELLED_STEMS.update(
     {stem(w): str(10 * i) for i, w in enumerate("_ _ _ thirty forty fifty sixty seventy eighty ninety".split()) if i >= 3}
 )
 _ONE_RE = re.compile(r"\bone\b")  # "one" is a stop word, so it never reaches the stems
+
 _MAX_MISSING_LISTED = 6
 
 
@@ -63,6 +73,11 @@ def context_numbers(inspection: Inspection) -> frozenset[str]:
     return frozenset(found)
 
 
+def context_quantities(inspection: Inspection) -> list[Quantity]:
+    """Every quantity the context states (extract_quantities caches per sentence text)."""
+    return [q for sentence in inspection.context_sentences for q in extract_quantities(sentence.text)]
+
+
 @dataclass(frozen=True)
 class ClaimGrounding:
     claim: Claim
@@ -73,6 +88,54 @@ class ClaimGrounding:
     missing_words: tuple[str, ...]
     missing_numbers: tuple[str, ...]
     grounded: bool
+    field_conflicts: tuple[FieldConflict, ...] = ()
+    wrong_times: tuple[int, ...] = ()
+    wrong_days: tuple[str, ...] = ()
+
+
+@dataclass
+class _ContextFacts:
+    """What a claim's figures are compared with, built once per inspection and only when a claim has any."""
+
+    inspection: Inspection
+    numbers: frozenset[str]
+    # Stems that neither ground nor unground a claim: the words naming a structured record's fields.
+    neutral: frozenset[str] = frozenset()
+    _quantities: list[Quantity] | None = None
+
+    @property
+    def quantities(self) -> list[Quantity]:
+        if self._quantities is None:
+            self._quantities = context_quantities(self.inspection)
+        return self._quantities
+
+    def supports(self, q: Quantity) -> bool:
+        if q.unit is None and _normalize_number(f"{q.magnitude:g}") in self.numbers:
+            return True
+        return any(comparable(q, c) and values_agree(q, c) for c in self.quantities)
+
+
+def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
+    """The claim text with its supported quantities blanked out (their words are grounded), and the
+    literal figures the context does not support: quantities that agree with none, and other numbers
+    (years, identifiers) that occur nowhere in the context."""
+    quantities = extract_quantities(text)
+    supported = [q for q in quantities if facts.supports(q)]
+    missing = [q.text for q in quantities if not facts.supports(q)]
+    missing += sorted(numbers_in(_strip_spans(text, quantities)) - facts.numbers)
+    return _strip_spans(text, supported), tuple(dict.fromkeys(missing))
+
+
+def _strip_spans(text: str, quantities: list[Quantity]) -> str:
+    if not quantities:
+        return text
+    out, cursor = [], 0
+    for q in quantities:
+        out.append(text[cursor : q.start])
+        out.append(" ")
+        cursor = q.end
+    out.append(text[cursor:])
+    return "".join(out)
 
 
 def _best_sentence(stems: frozenset[str], inspection: Inspection) -> tuple[float, int]:
@@ -96,22 +159,42 @@ def _best_sentence(stems: frozenset[str], inspection: Inspection) -> tuple[float
 def ground_claim(
     claim: Claim,
     inspection: Inspection,
-    numbers: frozenset[str],
+    numbers: frozenset[str] | _ContextFacts,
     overlap_threshold: float,
 ) -> ClaimGrounding:
-    words = claim_words(claim.text)
+    facts = numbers if isinstance(numbers, _ContextFacts) else _ContextFacts(inspection, numbers)
+    text, missing_numbers = _figures(claim.text, facts) if may_contain_quantity(claim.text) else (claim.text, ())
+    words = claim_words(text)
+    if facts.neutral:
+        words = [w for w in words if stem(w) not in facts.neutral]
     stems = frozenset(stem(w) for w in words)
     context = inspection.context_stems
     overlap = len(stems & context) / len(stems) if stems else 1.0
     best, best_index = _best_sentence(stems, inspection)
     missing_words = tuple(dict.fromkeys(w for w in words if stem(w) not in context))
-    missing_numbers = tuple(sorted(numbers_in(claim.text) - numbers))
-    grounded = overlap >= overlap_threshold and not missing_numbers
-    return ClaimGrounding(claim, stems, overlap, best, best_index, missing_words, missing_numbers, grounded)
+    conflicts: tuple[FieldConflict, ...] = ()
+    wrong_times: tuple[int, ...] = ()
+    wrong_days: tuple[str, ...] = ()
+    if inspection.records:
+        conflicts = tuple(field_conflicts(claim.text, inspection.records))
+        wrong_times = tuple(time_conflicts(claim.text, inspection.records))
+        wrong_days = tuple(day_conflicts(claim.text, inspection.records))
+    grounded = (
+        overlap >= overlap_threshold and not missing_numbers and not conflicts and not wrong_times and not wrong_days
+    )
+    return ClaimGrounding(
+        claim, stems, overlap, best, best_index, missing_words, missing_numbers, grounded, conflicts, wrong_times,
+        wrong_days,
+    )
 
 
 def _evidence(g: ClaimGrounding) -> str:
-    reasons = []
+    reasons = [c.describe() for c in g.field_conflicts]
+    if g.wrong_times:
+        times = ", ".join(f"{t // 60:02d}:{t % 60:02d}" for t in g.wrong_times)
+        reasons.append(f"the time(s) {times} match no opening or closing time in the record")
+    if g.wrong_days:
+        reasons.append(f"the record gives no opening hours on {', '.join(d.capitalize() for d in g.wrong_days)}")
     if g.missing_numbers:
         reasons.append(f"the figure(s) {', '.join(g.missing_numbers)} occur nowhere in the retrieved context")
     shared = round(g.overlap * len(g.stems))
@@ -157,6 +240,13 @@ def _details(groundings: list[ClaimGrounding], inspection: Inspection) -> dict[s
         "novel_stems": len(novel),
         "novel_fraction": round(len(novel) / len(answer_stems), 4) if answer_stems else 0.0,
         "missing_numbers": sorted({n for g in groundings for n in g.missing_numbers}),
+        "field_conflicts": sum(1 for g in groundings for c in g.field_conflicts if not c.empty),
+        "empty_fields": sum(1 for g in groundings for c in g.field_conflicts if c.empty),
+        "wrong_times": sum(len(g.wrong_times) for g in groundings),
+        "wrong_days": sum(len(g.wrong_days) for g in groundings),
+        "structured": inspection.structured,
+        "has_question": bool(inspection.question.strip()),
+        "context_stems": len(inspection.context_stems),
     }
 
 
@@ -171,8 +261,24 @@ class FaithfulnessCheck:
 
     def groundings(self, inspection: Inspection) -> list[ClaimGrounding]:
         claims = extract_claims(inspection.answer, inspection.answer_sentences)
-        numbers = context_numbers(inspection)
-        return [ground_claim(c, inspection, numbers, self._overlap_threshold) for c in claims]
+        if not claims:
+            return []
+        # A repair is re-inspected against the same context and mostly repeats the original's claims: the
+        # inspections of one event share a memo (Inspection.memo), so each claim is grounded once.
+        memo = inspection.memo
+        facts: _ContextFacts | None = None
+        out: list[ClaimGrounding] = []
+        for claim in claims:
+            key = ("grounding", self._overlap_threshold, claim.text, claim.sentence)
+            grounding = memo.get(key)
+            if grounding is None:
+                if facts is None:
+                    neutral = schema_stems(inspection.records) if inspection.records else frozenset()
+                    facts = _ContextFacts(inspection, context_numbers(inspection), neutral)
+                grounding = ground_claim(claim, inspection, facts, self._overlap_threshold)
+                memo[key] = grounding
+            out.append(grounding)
+        return out
 
     def run(self, inspection: Inspection) -> CheckResult:
         started = time.perf_counter()

@@ -1,6 +1,7 @@
 """Repairing flagged answers: one module per strategy, `healer.HallucinationHealer` chooses and re-checks."""
 
 from stream_guard.healing.result import (
+    CLAIM_PRUNE,
     CONTRADICTION_PATCH,
     ENTITY_SCRUB,
     GROUNDING_REWRITE,
@@ -14,6 +15,7 @@ from stream_guard.healing.result import (
 from stream_guard.healing.healer import HallucinationHealer, choose_strategy, failure_reason
 
 __all__ = [
+    "CLAIM_PRUNE",
     "CONTRADICTION_PATCH",
     "ENTITY_SCRUB",
     "GROUNDING_REWRITE",

@@ -13,6 +13,11 @@ Two steps:
    source sentences name. Then a single regex whose alternatives list specific multi-word phrases before
    bare adjectives rewrites each phrase exactly once. Running the phrases as separate substitutions is
    what produces "yearly subscription annually"-style wreckage; a single pass cannot.
+
+A patch touches only the contradicted sentences: a value is replaced inside the sentence the finding
+names (or, when that sentence cannot be found, inside the one sentence that holds the value), and the
+billing pass runs over those sentences alone. "Our monthly newsletter is free" stays monthly when
+another sentence got the plan's billing cycle wrong.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Callable, Iterable, Sequence
 
 from stream_guard.healing.result import CONTRADICTION_PATCH, Attempt, Change
 from stream_guard.report import Finding, FindingType
+from stream_guard.healing.spans import sentence_spans
 
 MONTHLY, ANNUAL, WEEKLY, QUARTERLY = "monthly", "annual", "weekly", "quarterly"
 CYCLES = (MONTHLY, ANNUAL, WEEKLY, QUARTERLY)
@@ -205,11 +211,27 @@ def _value_pattern(value: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w$€£.]){re.escape(value)}(?![\w]|[.,]\d)")
 
 
+def statement_span(answer: str, finding: Finding) -> tuple[int, int] | None:
+    """Where the finding's answer sentence sits in the answer, or None."""
+    if not finding.statement:
+        return None
+    start = answer.find(finding.statement)
+    return (start, start + len(finding.statement)) if start >= 0 else None
+
+
+def _only_sentence_with(answer: str, value: str) -> tuple[int, int] | None:
+    """The one answer sentence that holds `value`; None when none or several do (we cannot tell which)."""
+    pattern = _value_pattern(value)
+    holding = [(start, end) for start, end, sentence in sentence_spans(answer) if pattern.search(sentence)]
+    return holding[0] if len(holding) == 1 else None
+
+
 def _locate(answer: str, finding: Finding, taken: list[tuple[int, int]]) -> tuple[int, int] | None:
     assert finding.answer_value is not None
-    start = answer.find(finding.statement) if finding.statement else -1
-    regions = [(start, start + len(finding.statement))] if start >= 0 else []
-    regions.append((0, len(answer)))
+    region = statement_span(answer, finding) or _only_sentence_with(answer, finding.answer_value)
+    if region is None:
+        return None
+    regions = [region]
     for flags in (0, re.IGNORECASE):
         pattern = re.compile(_value_pattern(finding.answer_value).pattern, flags)
         for lo, hi in regions:
@@ -279,6 +301,35 @@ def _describe(answer: str, edit: tuple[int, int, str, Finding]) -> Change:
     return Change("replace", before, value, f"Replaced '{before}' with '{value}' ({finding.kind or 'contradiction'}){where}")
 
 
+def _contradicted_sentences(patched: str, original: str, findings: Sequence[Finding]) -> list[tuple[int, int]]:
+    """Spans, in the patched text, of the answer sentences a contradiction names (after value edits)."""
+    originals = {f.statement for f in findings if f.statement and f.statement in original}
+    return [
+        (start, end) for start, end, sentence in sentence_spans(patched)
+        if any(_same_sentence(sentence, s) for s in originals)
+    ]
+
+
+def _same_sentence(patched_sentence: str, statement: str) -> bool:
+    """A patched sentence is the statement with values swapped: compare the words around the values."""
+    a = re.sub(r"[\d$€£.,/%]+", " ", patched_sentence.lower()).split()
+    b = re.sub(r"[\d$€£.,/%]+", " ", statement.lower()).split()
+    return bool(a) and (a == b or (len(set(a) & set(b)) >= 0.7 * max(len(set(a)), len(set(b)))))
+
+
+def _normalize_in_sentences(
+    patched: str, original: str, findings: Sequence[Finding], sources: Sequence[str], target: str
+) -> tuple[str, tuple[Change, ...]]:
+    changes: list[Change] = []
+    for lo, hi in sorted(_contradicted_sentences(patched, original, findings), reverse=True):
+        piece = patched[lo:hi]
+        for source in sources:
+            piece, more = normalize_billing(piece, source, target)
+            changes.extend(more)
+        patched = patched[:lo] + piece + patched[hi:]
+    return patched, tuple(changes)
+
+
 def patch(answer: str, findings: Sequence[Finding]) -> Attempt:
     """Contradiction patch over the answer's contradiction findings; text None when nothing could be patched."""
     contradictions = [f for f in findings if f.type is FindingType.CONTRADICTION]
@@ -288,9 +339,8 @@ def patch(answer: str, findings: Sequence[Finding]) -> Attempt:
     direction = billing_direction(answer, contradictions)
     if direction is not None:
         sources, target = direction
-        for source in sources:
-            patched, billing_changes = normalize_billing(patched, source, target)
-            changes += billing_changes
+        patched, billing_changes = _normalize_in_sentences(patched, answer, contradictions, sources, target)
+        changes += billing_changes
     if not changes or patched == answer:
         return Attempt(CONTRADICTION_PATCH, None, ())
     return Attempt(CONTRADICTION_PATCH, patched, changes)

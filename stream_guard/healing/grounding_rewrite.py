@@ -8,6 +8,13 @@ The lead-in says where the answer comes from, chosen by what the chosen sentence
 durations, policy-like text, or anything else. A generic "based on available information" tells the
 reader nothing; these do, and they read as attributed (hedged) statements, which the confidence check
 scores accordingly.
+
+A rewrite answers the question, it does not dump the source: at most `MAX_SENTENCES` sentences and no
+more than the original answer had claims, within a character budget set by the original answer's length.
+A sentence is never picked when it is not prose a person can read (JSON, markup, a key-value line), holds
+a credential, or addresses a model ("ignore previous instructions"). A structured chunk (a JSON record)
+contributes no sentences: its fields are written as sentences by `structured.describe_record`, and when
+that has nothing to say the rewrite offers nothing (the healer then falls back).
 """
 
 from __future__ import annotations
@@ -15,8 +22,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from stream_guard.claims import extract_claims
+from stream_guard.healing.delivery_safety import unsafe_reasons
+from stream_guard.healing.readability import readability_problems
 from stream_guard.healing.result import GROUNDING_REWRITE, Attempt, Change
 from stream_guard.inspection import ContextSentence, Inspection
+from stream_guard.structured import describe_record
 from stream_guard.text import stem_set, words
 
 PREFIX_FIGURES = "According to the provided information:"
@@ -25,6 +36,9 @@ PREFIX_GENERAL = "The retrieved sources suggest that:"
 
 MAX_SENTENCES = 3
 MIN_WORDS = 4
+MAX_WORDS = 60  # a longer "sentence" is a run-on paragraph or a table row, not an answer
+# The rewrite may run to this many characters, or the original answer's length if that is longer.
+MIN_BUDGET_CHARS = 240
 
 _FIGURES_RE = re.compile(
     r"[$€£¥]\s?\d|\d\s?%|\b\d+(?:\.\d+)?\s*(?:percent\b|(?:business\s+|working\s+|calendar\s+)?"
@@ -53,36 +67,75 @@ def choose_prefix(text: str) -> str:
     return PREFIX_GENERAL
 
 
+def usable(text: str) -> bool:
+    """Whether a context sentence may appear in a rewrite: prose, no secret, nothing addressed to a model."""
+    n = len(text.split())
+    return n <= MAX_WORDS and not readability_problems(text) and not unsafe_reasons(text)
+
+
 def _rank(inspection: Inspection) -> list[_Ranked]:
     question = inspection.question_stems
     answer = stem_set(inspection.answer)
     ranked: list[_Ranked] = []
     seen: set[str] = set()
-    for position, sentence in enumerate(inspection.context_sentences):
-        text = sentence.text.strip()
-        if not text or text.endswith("?") or text.lower() in seen:
-            continue
-        seen.add(text.lower())
-        stems = stem_set(text)
+    records = inspection.records
+    for position, (sentence, stems) in enumerate(zip(inspection.context_sentences, inspection.context_sentence_stems)):
+        if records and records[sentence.chunk_index] is not None:
+            continue  # a record's field lines are data, not sentences to hand a reader
         q = len(question & stems) / len(question) if question else 0.0
         a = len(answer & stems) / len(answer) if answer else 0.0
-        if q > 0 or a > 0:
-            ranked.append(_Ranked(q, a, position, sentence))
+        if q <= 0 and a <= 0:
+            continue
+        text = sentence.text.strip()
+        if not text or text.endswith("?") or text.lower() in seen or not usable(text):
+            continue
+        seen.add(text.lower())
+        ranked.append(_Ranked(q, a, position, sentence))
     return ranked
 
 
+def _limit(inspection: Inspection, limit: int) -> int:
+    """No more sentences than the original answer made claims, and at most `limit`."""
+    claims = len(extract_claims(inspection.answer, inspection.answer_sentences))
+    return max(1, min(limit, claims or limit))
+
+
 def select_sentences(inspection: Inspection, limit: int = MAX_SENTENCES) -> list[str]:
-    """Best context sentences for the question, in document order; full sentences preferred over stubs."""
+    """Best context sentences for the question, in document order; full sentences preferred over stubs,
+    within the sentence limit and the character budget."""
     ranked = _rank(inspection)
     substantial = [r for r in ranked if len(r.sentence.text.split()) >= MIN_WORDS]
     pool = substantial or ranked
-    best = sorted(pool, key=lambda r: (-r.question_overlap, -r.answer_overlap, r.position))[:limit]
+    budget = max(MIN_BUDGET_CHARS, len(inspection.answer))
+    best: list[_Ranked] = []
+    used = 0
+    for r in sorted(pool, key=lambda r: (-r.question_overlap, -r.answer_overlap, r.position)):
+        if len(best) >= _limit(inspection, limit):
+            break
+        size = len(r.sentence.text.strip()) + 1
+        if best and used + size > budget:
+            continue
+        best.append(r)
+        used += size
     return [r.sentence.text.strip() for r in sorted(best, key=lambda r: r.position)]
+
+
+def _record_rewrite(inspection: Inspection, limit: int) -> Attempt:
+    """For an answer about a structured record: its main fields written as sentences."""
+    record = next(r for r in inspection.records if r is not None)
+    sentences = describe_record(record)[: _limit(inspection, limit)]
+    if not sentences:
+        return Attempt(GROUNDING_REWRITE, None, ())
+    text = " ".join(sentences)
+    change = Change("rewrite", inspection.answer, text, f"Wrote {len(sentences)} field(s) of the record as sentences")
+    return Attempt(GROUNDING_REWRITE, text, (change,))
 
 
 def rewrite(inspection: Inspection, limit: int = MAX_SENTENCES) -> Attempt:
     """The rewritten answer, or text None when no context sentence relates to the question or answer."""
     chosen = select_sentences(inspection, limit)
+    if not chosen and any(inspection.records):
+        return _record_rewrite(inspection, limit)
     if not chosen:
         return Attempt(GROUNDING_REWRITE, None, ())
     body = " ".join(chosen)

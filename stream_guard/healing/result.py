@@ -10,9 +10,10 @@ from stream_guard.report import HallucinationReport, Risk
 NO_HEALING_NEEDED = "no_healing_needed"
 CONTRADICTION_PATCH = "contradiction_patch"
 ENTITY_SCRUB = "entity_scrub"
+CLAIM_PRUNE = "claim_prune"
 GROUNDING_REWRITE = "grounding_rewrite"
 SAFE_DECLINE = "safe_decline"
-STRATEGIES = (NO_HEALING_NEEDED, CONTRADICTION_PATCH, ENTITY_SCRUB, GROUNDING_REWRITE, SAFE_DECLINE)
+STRATEGIES = (NO_HEALING_NEEDED, CONTRADICTION_PATCH, ENTITY_SCRUB, CLAIM_PRUNE, GROUNDING_REWRITE, SAFE_DECLINE)
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class Change:
 
     kind: replace (a contradicted value), billing (a normalised billing-cycle phrase), drop_sentence,
     note (the transparency note), rewrite, fallback (a strategy abandoned for another), decline,
-    confidence (the recalibration).
+    refused (a repair not delivered: unreadable, unsafe or still flagged), confidence (the recalibration).
     """
 
     kind: str
@@ -62,6 +63,11 @@ class HealingResult:
     @property
     def changed(self) -> bool:
         return self.healed_answer != self.original_answer
+
+    @property
+    def failed(self) -> bool:
+        """A repair was needed and none passed: the answer must go to fallback, not to the user."""
+        return not self.applied and self.strategy != NO_HEALING_NEEDED
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -21,7 +21,7 @@ def test_up_once_replays_the_demo_and_prints_verdicts_alerts_and_dead_letters() 
     assert "embedded broker at 127.0.0.1:" in out
     assert "✔ ACCEPT" in out
     assert "✚ HEALED" in out and "'30 days' → '14 days'" in out
-    assert "✖ DISCARD" in out
+    assert "↩ FALLBACK" in out  # no repair of demo-13 passes: it routes to fallback
     assert "⚠ ALERT critical critical_risk" in out
     assert "☠ DLQ" in out
     assert "14 verdicts" in out and "2 dead letters" in out

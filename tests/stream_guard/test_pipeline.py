@@ -2,6 +2,7 @@ import pytest
 
 from stream_guard.config import DetectorConfig
 from stream_guard.events import AnswerEvent
+from stream_guard.healing.claim_prune import PRUNE_NOTE
 from stream_guard.history import MemoryHistory
 from stream_guard.pipeline import EventFailure, Guard
 from stream_guard.text import question_hash
@@ -34,9 +35,8 @@ def test_fabricated_researchers_never_reach_the_user(guard):
 def test_billing_contradiction_is_patched_and_cycle_normalized(guard):
     verdict, _ = guard.evaluate(BILLING)
     assert verdict.routing == "healed_accept"
-    assert verdict.delivered_answer == (
-        "The Pro plan costs $120 per year, billed annually. You can cancel your annual subscription at any time."
-    )
+    # The contradicted sentence is patched; "cancel at any time" is in no source, so it does not stay.
+    assert verdict.delivered_answer == "The Pro plan costs $120 per year, billed annually. " + PRUNE_NOTE
 
 
 def test_price_drift_after_stable_history_is_caught_and_rewritten(guard):

@@ -135,3 +135,9 @@ def test_arbitrary_text_never_crashes_and_stays_bounded(answer: str, context: li
     result = run(answer, context=context, citations=tuple(cited))
     assert 0.0 <= result.score <= 1.0
     assert result.details["mismatched"] <= result.details["total"]
+
+
+def test_a_unicode_digit_citation_names_no_chunk():
+    # "²".isdigit() is true but int("²") fails: found by the property test above.
+    result = run("Returns take 14 days.", context=["Returns take 14 days."], citations=("²",))
+    assert result.flagged

@@ -75,7 +75,7 @@ def test_strict_overlap_threshold_gives_lower_scores() -> None:
 def test_number_absent_from_context_ungrounds_a_claim() -> None:
     result = run("Returns are accepted within 30 days of delivery.")
     assert result.score == 0.0
-    assert result.details["missing_numbers"] == ["30"]
+    assert result.details["missing_numbers"] == ["30 days"]
     assert "30" in result.findings[0].evidence
 
 

@@ -18,9 +18,12 @@ def test_replaces_contradicted_value_in_place():
 
 
 def test_seed_billing_scenario_reads_cleanly():
+    # The findings the detector gives for the seed's scenario 3: both sentences bill monthly.
+    first, second = PRICING_ANSWER.split(". ")[0] + ".", PRICING_ANSWER.split(". ")[1]
     findings = [
-        contradiction(PRICING_ANSWER.split(". ")[0] + ".", "$10", "$120", source=PRICING_SOURCE),
-        contradiction(PRICING_ANSWER.split(". ")[0] + ".", "monthly", "annual", kind="billing", source=PRICING_SOURCE),
+        contradiction(first, "$10", "$120", source=PRICING_SOURCE),
+        contradiction(first, "monthly", "annual", kind="billing", source=PRICING_SOURCE),
+        contradiction(second, "monthly", "annual", kind="billing", source=PRICING_SOURCE),
     ]
     result = patch(PRICING_ANSWER, findings)
     assert result.text == (
@@ -36,7 +39,24 @@ def test_seed_billing_scenario_reads_cleanly():
 def test_billing_direction_inferred_from_the_source_sentence_without_a_billing_finding():
     finding = contradiction("The Pro plan costs $10 per month, billed monthly.", "$10", "$120", source=PRICING_SOURCE)
     result = patch(PRICING_ANSWER, [finding])
-    assert "per year" in result.text and "billed annually" in result.text and "monthly" not in result.text
+    assert result.text.startswith("The Pro plan costs $120 per year, billed annually.")
+    # Only the contradicted sentence is touched: nothing said the other sentence was wrong.
+    assert result.text.endswith("You can cancel your monthly subscription at any time.")
+
+
+def test_billing_pass_leaves_sentences_no_finding_names():
+    answer = "The Pro plan costs $10 per month, billed monthly. Our monthly newsletter is free."
+    finding = contradiction("The Pro plan costs $10 per month, billed monthly.", "$10", "$120", source=PRICING_SOURCE)
+    billing = contradiction("The Pro plan costs $10 per month, billed monthly.", "monthly", "annual", kind="billing",
+                            source=PRICING_SOURCE)
+    result = patch(answer, [finding, billing])
+    assert result.text == "The Pro plan costs $120 per year, billed annually. Our monthly newsletter is free."
+
+
+def test_a_value_is_replaced_only_in_its_own_sentence():
+    answer = "Returns take 30 days. Shipping takes 30 days too."
+    finding = contradiction("Returns take 30 days.", "30 days", "14 days", source="Returns take 14 days.")
+    assert patch(answer, [finding]).text == "Returns take 14 days. Shipping takes 30 days too."
 
 
 @pytest.mark.parametrize(

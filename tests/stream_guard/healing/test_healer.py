@@ -9,6 +9,7 @@ from healing_builders import ScriptedDetector, contradiction, entity, make_repor
 from stream_guard.config import DetectorConfig
 from stream_guard.healing import HallucinationHealer, HealingResult
 from stream_guard.healing.grounding_rewrite import PREFIX_FIGURES
+from stream_guard.quality import QualityScore
 from stream_guard.report import Risk
 
 QUESTION = "What is the deadline for returning a damaged item?"
@@ -72,8 +73,14 @@ class TestPriority:
         result = heal(detector, critical(faithfulness=0.0))
         assert result.strategy == "contradiction_patch"
 
-    def test_drift_rewrites_even_with_a_contradiction(self):
+    def test_drift_does_not_choose_the_repair(self):
+        # Drift says the answer changed, not what is wrong with it: the contradiction is patched.
         result = heal(ScriptedDetector(), critical(faithfulness=1.0, drift=True))
+        assert result.strategy == "contradiction_patch"
+
+    def test_with_drift_deciding_a_drifted_answer_is_rewritten_even_with_a_contradiction(self):
+        detector = ScriptedDetector(config=DetectorConfig(drift_decides=True))
+        result = heal(detector, critical(faithfulness=1.0, drift=True))
         assert result.strategy == "grounding_rewrite"
 
     def test_entities_are_scrubbed_when_nothing_graver_is_wrong(self):
@@ -110,18 +117,28 @@ class TestPatchFallback:
         assert result.changes[0].kind == "fallback"
 
 
+FAILING_REINSPECTIONS = [
+    dict(findings=[contradiction("x", "1", "2")], risk=Risk.CRITICAL),
+    dict(findings=[entity("x", "Dr. Who")], risk=Risk.MEDIUM),
+    dict(risk=Risk.HIGH),
+]
+
+
 class TestReinspection:
-    @pytest.mark.parametrize(
-        "failing",
-        [
-            dict(findings=[contradiction("x", "1", "2")], risk=Risk.CRITICAL),
-            dict(findings=[entity("x", "Dr. Who")], risk=Risk.MEDIUM),
-            dict(risk=Risk.HIGH),
-        ],
-    )
-    def test_failing_reinspection_serves_safe_decline(self, failing):
-        detector = ScriptedDetector(lambda answer: make_report(answer, **failing), DetectorConfig(decline_message="Cannot say."))
+    @pytest.mark.parametrize("failing", FAILING_REINSPECTIONS)
+    def test_failing_reinspection_is_not_applied_and_routes_to_fallback(self, failing):
+        detector = ScriptedDetector(lambda answer: make_report(answer, **failing))
         result = heal(detector, critical())
+        assert result.failed and not result.applied and not result.declined and not result.passed
+        assert result.attempted == result.strategy
+        assert result.final_report is not None  # why it failed stays inspectable
+        assert [c.kind for c in result.changes] == ["fallback"] * len(result.changes)
+        assert QualityScore.compute(critical(), result).routing == "fallback"
+
+    @pytest.mark.parametrize("failing", FAILING_REINSPECTIONS)
+    def test_with_decline_on_failure_a_failing_reinspection_serves_safe_decline(self, failing):
+        detector = ScriptedDetector(lambda answer: make_report(answer, **failing), DetectorConfig(decline_message="Cannot say."))
+        result = HallucinationHealer(detector, decline_on_failure=True).heal(QUESTION, CONTEXT, WRONG, critical())
         assert result.strategy == "safe_decline"
         assert result.attempted == "contradiction_patch"
         assert result.healed_answer == "Cannot say."
@@ -135,14 +152,14 @@ class TestReinspection:
         result = heal(detector, critical())
         assert result.passed and result.final_risk is Risk.MEDIUM
 
-    def test_scrub_that_removes_everything_declines(self):
+    def test_scrub_that_removes_everything_offers_nothing_and_the_rewrite_takes_over(self):
         answer = "Dr. James Harrison wrote the policy."
         report = make_report(answer, faithfulness=0.5, findings=[entity(answer, "Dr. James Harrison")], risk=Risk.HIGH)
         detector = ScriptedDetector()
         result = heal(detector, report, answer)
-        assert result.declined and result.attempted == "entity_scrub"
-        assert result.healed_answer == DetectorConfig().decline_message
-        assert detector.calls == []
+        assert result.strategy == "grounding_rewrite" and "Harrison" not in result.healed_answer
+        assert result.changes[0].kind == "fallback" and "entity_scrub" in result.changes[0].description
+        assert len(detector.calls) == 1  # the scrub had nothing to re-inspect
 
     def test_reinspection_sees_history_citations_and_tenant(self):
         detector = ScriptedDetector()

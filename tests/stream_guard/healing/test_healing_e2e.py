@@ -7,6 +7,7 @@ import pytest
 from stream_guard.config import DetectorConfig
 from stream_guard.detector import HallucinationDetector
 from stream_guard.healing import HallucinationHealer
+from stream_guard.healing.claim_prune import PRUNE_NOTE
 from stream_guard.healing.grounding_rewrite import PREFIX_FIGURES
 from stream_guard.quality import QualityScore
 from stream_guard.report import FindingType, Risk
@@ -49,7 +50,10 @@ def test_scenario_1_confident_wrong_deadline_is_patched(detector):
     report, result, quality = run(detector, "What is the deadline for returning a damaged item?", RETURNS, answer)
     assert report.risk is Risk.CRITICAL and report.has_contradiction
     assert result.strategy == "contradiction_patch"
-    assert result.healed_answer == answer.replace("30 days", "14 days")
+    # The value is patched in place; the unsupported boast next to it is removed, with a note saying so.
+    assert result.healed_answer == (
+        "You have exactly 14 days to return a damaged item and receive a full refund. " + PRUNE_NOTE
+    )
     assert result.passed and result.final_risk.rank <= Risk.MEDIUM.rank
     assert not result.final_report.has_contradiction
     assert result.confidence_before > 0.8
@@ -141,13 +145,22 @@ def test_invented_person_beside_a_grounded_fact_is_scrubbed(detector):
     assert quality.routing == "healed_accept"
 
 
-def test_unfixable_answer_is_declined_and_discarded(detector):
+def test_unfixable_answer_goes_to_fallback(detector):
     answer = "Dr. James Harrison founded the company in 1998."
     report, result, quality = run(detector, "Who founded the company?", ["Our cafeteria serves lunch daily."], answer)
     assert report.flagged
+    assert result.failed and not result.applied
+    assert quality.routing == "fallback"
+
+
+def test_unfixable_answer_is_declined_and_discarded_when_configured_like_the_seed(detector):
+    answer = "Dr. James Harrison founded the company in 1998."
+    question, context = "Who founded the company?", ["Our cafeteria serves lunch daily."]
+    report = detector.inspect(question, context, answer)
+    result = HallucinationHealer(detector, decline_on_failure=True).heal(question, context, answer, report)
     assert result.declined and result.strategy == "safe_decline"
     assert result.healed_answer == detector.config.decline_message
-    assert quality.routing == "discard"
+    assert QualityScore.compute(report, result, detector.config).routing == "discard"
 
 
 def test_healing_records_nothing_in_history(detector):
