@@ -9,7 +9,7 @@ at a time in the file's own order so that drift history is live, and computes pe
   contains none of the span texts;
 - changed readable: share of changed answers that pass `stream_guard.healing.readability.is_readable`;
 - ROC AUC of `hallucination_score` and F1 of `flagged`, as shipped and cross-validated grouped by source
-  (stream_guard.calibration refits the model without the held-out documents and questions);
+  (stream_guard.score_model refits the model without the held-out documents and questions);
 - whole-process CPU per event of `check` (user + system time of the child / events) on each file, and the
   same minus a one-event run (the fixed start-up cost: interpreter, imports, spaCy model).
 
@@ -144,13 +144,13 @@ def by_task(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]]) 
 def cross_validated(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]], folds: int) -> dict[str, Any]:
     """ROC AUC and F1 of the score model refitted without each held-out group of sources."""
     try:
-        from stream_guard import score_model as calibration
-    except ImportError:  # the code being measured predates the calibration module
+        from stream_guard import score_model
+    except ImportError:  # the code being measured predates the score_model module
         return {"available": False}
-    features = [calibration.observation_from_verdict(v) for v in verdicts]
+    features = [score_model.observation_from_verdict(v) for v in verdicts]
     labels = [int(r["label"]) for r in rows]
     groups = [group_key(r) for r in rows]
-    cv = calibration.cross_validate(features, labels, groups, folds=folds)
+    cv = score_model.cross_validate(features, labels, groups, folds=folds)
     tasks: dict[str, list[int]] = defaultdict(list)
     for i, row in enumerate(rows):
         tasks[str(row.get("task_type") or "all")].append(i)

@@ -93,7 +93,7 @@ USAGE = """usage: stream-guard [--version] {check,backtest,calibrate,worker,up,p
 
   check    judge AnswerEvent JSONL offline, one verdict line per input line
   backtest replay a file or a topic with a candidate configuration: report vs live verdicts and labels
-  calibrate choose thresholds (and weights) from labelled answers; writes a [detector] TOML
+  calibrate choose flag_threshold (and refit the score model) from labelled answers; writes a [detector] TOML
   up       embedded broker + worker + demo producer: the whole thing, out of the box
   worker   run a streaming worker against a broker
   produce  publish AnswerEvent JSONL to the answers topic

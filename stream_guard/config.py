@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from stream_guard.events import Limits
+from stream_guard.score_model import DEFAULT_MODEL, load_model
 
 NerBackend = Literal["auto", "spacy", "regex"]
 
@@ -44,8 +45,9 @@ class DetectorConfig:
     # Retrieval relevance: share of the question's content stems the context must cover.
     relevance_threshold: float = 0.25
 
-    # hallucination_score at or above which an answer is flagged.
-    flag_threshold: float = 0.40
+    # hallucination_score at or above which an answer is flagged. The default is the threshold
+    # `stream-guard calibrate --write-default` chose for the shipped score model (models/score_model.json).
+    flag_threshold: float = DEFAULT_MODEL.threshold
 
     # Routing (seed 001): accept at or above, fallback below.
     accept_threshold: float = 0.75
@@ -56,8 +58,9 @@ class DetectorConfig:
 
     limits: Limits = field(default_factory=Limits)
 
-    # A score model refitted on your own labelled traffic (stream_guard.score_model.save_model writes one);
-    # empty means the shipped model (stream_guard/score_model.py).
+    # A score model refitted on your own labelled traffic (`stream-guard calibrate` writes one beside its
+    # TOML); in a config file a relative path is read from the file's folder. Empty: the shipped model
+    # (stream_guard/models/score_model.json).
     score_model_path: str = ""
     # Whether drift counts as evidence against the answer itself (adds to hallucination_score, picks a
     # rewrite, lets the drift penalty route a grounded answer to fallback), as in the seed library.
@@ -115,7 +118,25 @@ def load_config(path: str | Path, base: DetectorConfig | None = None) -> Detecto
         doc = tomllib.load(fh)
     # One file may configure both the detector and the streaming service ([stream], read by settings.py).
     detector = doc["detector"] if "detector" in doc else {k: v for k, v in doc.items() if k != "stream"}
+    if detector.get("score_model_path"):
+        detector = {**detector, "score_model_path": _model_path(detector["score_model_path"], Path(path).parent)}
     return config_from_mapping(detector, base)
+
+
+def _model_path(value: Any, folder: Path) -> str:
+    """A config file's score_model_path, relative to that file's folder, checked to hold a score model now
+    rather than when the first event is judged."""
+    if not isinstance(value, str):
+        raise ValueError(f"score_model_path: must be a string, got {type(value).__name__}")
+    resolved = (folder / Path(value).expanduser()).resolve()
+    try:
+        load_model(str(resolved))
+    except FileNotFoundError:
+        raise ValueError(f"score_model_path: {resolved}: no such file (a relative path is read from the "
+                         f"config file's folder)") from None
+    except (OSError, ValueError, TypeError) as exc:
+        raise ValueError(f"score_model_path: {resolved}: not a score model: {exc}") from None
+    return str(resolved)
 
 
 def build_config(config_path: str | None, preset_name: str | None, ner: str | None) -> DetectorConfig:

@@ -10,13 +10,15 @@
   and intercept are fitted on labelled data.
 
 The model is plain data (`ScoreModel`: feature names, weights, intercept, signal probabilities, the flag
-threshold it was fitted for), serialisable with `to_dict` / `from_dict`, so `stream-guard calibrate` can
-refit it on a platform's own labelled traffic and a config can point at the result
-(`DetectorConfig.score_model_path`).
+threshold it is meant to be used with), serialisable with `to_dict` / `from_dict`, so `stream-guard
+calibrate` (calibration.py) can refit it on a platform's own labelled traffic and a config can point at the
+result (`DetectorConfig.score_model_path`). The shipped model, models/score_model.json, is written by
+`stream-guard calibrate --write-default`; its `threshold` is the default `flag_threshold`.
 
-Fitting (`fit`, `cross_validate`) needs numpy and is never on the judging path. The intercept is placed so
-that the fitted operating point, where `keep_rate` of the faithful training answers score below it, falls
-exactly on `threshold` (the default `flag_threshold`, 0.40): a refit moves the model, not the config.
+Fitting (`fit`, `cross_validate`) needs numpy and is never on the judging path. `fit` places the intercept
+so that the fitted operating point, where `keep_rate` of the faithful training answers score below it,
+falls exactly on `threshold` (calibrate fits at 0.40, then moves the threshold only as far as the full
+guard needs to deliver its keep share, and records the result in `threshold`).
 
 Inputs come either from live check results or from a verdict's JSON (`observation_from_verdict`), so a
 benchmark can refit and cross-validate from what `stream-guard check` wrote.
@@ -77,7 +79,8 @@ _CAP = 4.0
 @dataclass(frozen=True)
 class ScoreModel:
     """The score model as data. `weights` align with `features`; `signals` maps hard-signal names to their
-    probabilities (`drift` is used only where drift is configured to count, as in stream_guard.compat)."""
+    probabilities (`drift` is used only where drift is configured to count, as in stream_guard.compat);
+    `threshold` is the flag_threshold chosen for this model (the default one, for the shipped model)."""
 
     features: tuple[str, ...]
     weights: tuple[float, ...]
@@ -446,7 +449,7 @@ def cross_validate(
     return CrossValidation(scores, flagged, fold, models)
 
 
-# The shipped model, fitted on ../shared/data (the README says how it was fitted and how to refit it).
+# The shipped model: `stream-guard calibrate --write-default` on ../shared/data (the README names the command).
 DEFAULT_MODEL_FILE = "score_model.json"
 
 

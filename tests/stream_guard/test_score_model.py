@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from stream_guard import score_model as calibration
+from stream_guard import score_model
 from stream_guard.score_model import FEATURES, MONOTONE, Observation, ScoreModel
 from stream_guard.config import DetectorConfig
 from stream_guard.detector import HallucinationDetector
@@ -36,8 +36,8 @@ def test_the_shipped_model_is_data_that_round_trips():
 
 def test_a_model_file_is_read_back_and_bad_models_are_refused(tmp_path):
     path = tmp_path / "model.json"
-    calibration.save_model(DEFAULT_MODEL, str(path))
-    assert calibration.load_model(str(path)) == DEFAULT_MODEL
+    score_model.save_model(DEFAULT_MODEL, str(path))
+    assert score_model.load_model(str(path)) == DEFAULT_MODEL
     with pytest.raises(ValueError, match="features but"):
         ScoreModel(("novel_fraction",), (1.0, 2.0), 0.0, {})
     with pytest.raises(ValueError, match="unknown feature"):
@@ -46,18 +46,18 @@ def test_a_model_file_is_read_back_and_bad_models_are_refused(tmp_path):
 
 def test_fit_learns_the_separating_feature_and_places_the_operating_point():
     obs, labels, _ = synthetic()
-    model = calibration.fit(obs, labels, keep_rate=0.9)
+    model = score_model.fit(obs, labels, keep_rate=0.9)
     weights = dict(zip(model.features, model.weights))
     assert weights["ungrounded_fraction"] > 0
     for kind in ("record", "question", "summary"):
-        faithful = [o for o, y in zip(obs, labels) if not y and calibration.task_kind(o) == kind]
-        kept = sum(calibration.score(o, model) < model.threshold for o in faithful) / len(faithful)
+        faithful = [o for o, y in zip(obs, labels) if not y and score_model.task_kind(o) == kind]
+        kept = sum(score_model.score(o, model) < model.threshold for o in faithful) / len(faithful)
         assert kept >= 0.88  # every kind keeps at least keep_rate of its faithful answers (in sample)
 
 
 def test_cross_validation_never_puts_a_group_on_both_sides():
     obs, labels, groups = synthetic()
-    cv = calibration.cross_validate(obs, labels, groups, folds=5)
+    cv = score_model.cross_validate(obs, labels, groups, folds=5)
     for group in set(groups):
         assert len({f for f, g in zip(cv.fold, groups) if g == group}) == 1
     assert len(cv.models) == 5 and len(cv.scores) == len(obs)
@@ -72,14 +72,14 @@ def test_a_verdict_line_gives_the_same_observation_as_the_report():
     verdict, _ = guard.evaluate(event)
     detector = HallucinationDetector(guard.config, history=MemoryHistory())
     report = detector.analyze(Inspection.build(event.question, event.context, event.answer), ())
-    from_report = calibration.observation(report.checks, "confident_but_unfaithful" in report.triggered)
-    from_verdict = calibration.observation_from_verdict(verdict.to_dict())
+    from_report = score_model.observation(report.checks, "confident_but_unfaithful" in report.triggered)
+    from_verdict = score_model.observation_from_verdict(verdict.to_dict())
     assert from_verdict.signals == from_report.signals
     assert from_verdict.values == pytest.approx(from_report.values, abs=1e-3)
-    assert calibration.score(from_verdict, DEFAULT_MODEL) == pytest.approx(verdict.hallucination_score, abs=1e-3)
+    assert score_model.score(from_verdict, DEFAULT_MODEL) == pytest.approx(verdict.hallucination_score, abs=1e-3)
 
 
 def test_drift_counts_only_where_configured():
     obs = Observation({}, frozenset({"drift"}))
-    assert calibration.score(obs, DEFAULT_MODEL) == 0.0
-    assert calibration.score(obs, DEFAULT_MODEL, drift_counts=True) == pytest.approx(DEFAULT_MODEL.signals["drift"])
+    assert score_model.score(obs, DEFAULT_MODEL) == 0.0
+    assert score_model.score(obs, DEFAULT_MODEL, drift_counts=True) == pytest.approx(DEFAULT_MODEL.signals["drift"])
