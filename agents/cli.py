@@ -72,7 +72,8 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> StreamSettings:
 
 
 def _detector_config(args: argparse.Namespace) -> Any:
-    return build_config(getattr(args, "config", None), getattr(args, "preset", None), getattr(args, "ner", None))
+    return build_config(getattr(args, "config", None), getattr(args, "preset", None), getattr(args, "ner", None),
+                        env=os.environ)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from collections import Counter
-from pathlib import Path
-from typing import IO, Iterator, Sequence
+from typing import IO, Iterator, Mapping, Sequence
 
 import orjson
 
-from stream_guard.config import PRESETS, DetectorConfig, build_config
-from stream_guard.events import AnswerEvent, EventError, parse_event
+from stream_guard.budget import CpuBudget
+from stream_guard.config import PRESETS, build_config
 from stream_guard.history import HistoryStore, MemoryHistory, SQLiteHistory
-from stream_guard.pipeline import EventFailure, Guard
-from stream_guard.text import question_hash
+from stream_guard.judging import dump_history, judge_payloads, load_history
+from stream_guard.pipeline import Guard
+from stream_guard.settings import check_environment
 
 STREAMING_COMMANDS = ("worker", "up", "produce", "tail")
 BATCH_SIZE = 32
@@ -38,33 +40,52 @@ def _check_parser() -> argparse.ArgumentParser:
 def _numbered_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
     for number, line in enumerate(stream, start=1):
         if line.strip():
-            yield number, line
+            yield number, line.rstrip(b"\r\n")  # what `produce` sends: the line without its ending
 
 
-def _parse_line(number: int, line: bytes, config: DetectorConfig) -> AnswerEvent | dict[str, object]:
+class _StoredHistories(Mapping[str, "bytes | None"]):
+    """A history store seen as judge_payloads wants it: question hash -> the stored history as bytes."""
+
+    def __init__(self, store: HistoryStore) -> None:
+        self._store = store
+
+    def __getitem__(self, key: str) -> bytes | None:
+        items = self._store.get(key)
+        return dump_history(items) if items else None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _judge_lines(guard: Guard, store: HistoryStore, lines: Sequence[tuple[int, bytes]], budget: CpuBudget
+                 ) -> list[dict[str, object] | bytes]:
+    """The worker's own judge (judging.judge_payloads) over numbered lines: verdict JSON, or an error object
+    with the line number. A failure outside it (a bug) costs the lines it was on, never the run."""
     try:
-        return parse_event(orjson.loads(line), config.limits)
-    except orjson.JSONDecodeError as exc:
-        return {"line": number, "error": f"not valid JSON: {exc}"}
-    except EventError as exc:
-        return {"line": number, "error": str(exc), "field": exc.field, "reason": exc.reason}
+        judged = judge_payloads(guard, [line for _, line in lines], _StoredHistories(store), now_ms(),
+                                budget=budget)
+    except Exception as exc:  # judge_payloads keeps each event's failure to itself; this is a bug around it
+        if len(lines) > 1:
+            return [out for one in lines for out in _judge_lines(guard, store, [one], budget)]
+        return [{"line": lines[0][0], "error": f"$: the judge failed: {type(exc).__name__}: {exc}",
+                 "field": "$", "reason": f"the judge failed: {type(exc).__name__}: {exc}", "stage": "judge"}]
+    for key, raw in judged.histories.items():
+        store.put(key, load_history(raw), guard.config.window_size)
+    return [item.verdict if item.verdict is not None else {"line": number, **item.error_object()}
+            for (number, _), item in zip(lines, judged.items)]
 
 
-def _judge(guard: Guard, store: HistoryStore, events: Sequence[AnswerEvent]) -> list[dict[str, object]]:
-    keys = {question_hash(e.tenant, e.question) for e in events}
-    histories = {key: store.get(key) for key in keys}
-    results, updated = guard.evaluate_batch(events, histories)
-    window = guard.config.window_size
-    for key, items in updated.items():
-        store.put(key, items, window)
-    return [
-        {"event_id": r.event_id, "error": r.error} if isinstance(r, EventFailure) else r.to_dict() for r in results
-    ]
+def now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     try:
-        config = build_config(args.config, args.preset, args.ner)
+        check_environment(os.environ)
+        config = build_config(args.config, args.preset, args.ner, env=os.environ)
     except (OSError, ValueError) as exc:
         print(f"stream-guard check: bad configuration: {exc}", file=stderr)
         return 2
@@ -75,27 +96,26 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
         return 1
     store: HistoryStore = SQLiteHistory(args.drift_db) if args.drift_db else MemoryHistory()
     guard = Guard(config)
+    budget = CpuBudget(config.event_budget_ms)
     routing: Counter[str] = Counter()
     errors = 0
-    pending: list[tuple[int, AnswerEvent | dict[str, object]]] = []
+    pending: list[tuple[int, bytes]] = []
 
     def flush() -> None:
         nonlocal errors
-        events = [item for _, item in pending if isinstance(item, AnswerEvent)]
-        judged = iter(_judge(guard, store, events)) if events else iter(())
-        for _, item in pending:
-            out = next(judged) if isinstance(item, AnswerEvent) else item
-            if "error" in out:
-                errors += 1
+        for out in _judge_lines(guard, store, pending, budget) if pending else ():
+            if isinstance(out, bytes):
+                routing[str(orjson.loads(out).get("routing"))] += 1
+                stdout.write(out + b"\n")
             else:
-                routing[str(out["routing"])] += 1
-            stdout.write(orjson.dumps(out) + b"\n")
+                errors += 1
+                stdout.write(orjson.dumps(out) + b"\n")
         pending.clear()
 
     try:
         with source:
             for number, line in _numbered_lines(source):
-                pending.append((number, _parse_line(number, line, config)))
+                pending.append((number, line))
                 if len(pending) >= BATCH_SIZE:
                     flush()
             flush()

@@ -147,6 +147,6 @@ class Inspection:
         for i, chunk in enumerate(self.chunks):
             if chunk.id == ref:
                 return i
-        if ref.isdigit() and 1 <= int(ref) <= len(self.chunks):
+        if ref.isdecimal() and 1 <= int(ref) <= len(self.chunks):  # isdigit() lets "²" through to int()
             return int(ref) - 1
         return None

@@ -27,7 +27,8 @@ def test_one_verdict_line_per_input_line_in_order_with_errors_inline(tmp_path):
     assert len(out) == 4
     assert out[0]["event_id"] == CLEAN.event_id and out[0]["routing"] == "accept"
     assert out[1]["line"] == 2 and "not valid JSON" in out[1]["error"]
-    assert out[2] == {"line": 3, "error": "answer: is required", "field": "answer", "reason": "is required"}
+    assert out[2] == {"line": 3, "error": "answer: is required", "field": "answer", "reason": "is required",
+                      "stage": "decode"}
     assert out[3]["event_id"] == BILLING.event_id and out[3]["routing"] == "healed_accept"
     for verdict in (out[0], out[3]):
         for key in ("tenant", "flagged", "hallucination_score", "risk", "delivered_answer", "original_answer",
