@@ -75,7 +75,8 @@ class StreamSettings:
     batch_max: int = 32
     batch_within_ms: int = 0
 
-    # Where the checks run: "process" (a child process: the event loop keeps its own core) or "thread".
+    # Where the checks run: "process", a child process (the event loop keeps its own core). The "thread"
+    # executor was removed: a judge thread cannot be stopped when an event overruns its CPU budget.
     executor: str = "process"
 
     # An alert fires when a partition's end-to-end p99 over the recent window passes the budget.
@@ -156,8 +157,11 @@ class StreamSettings:
                      "heartbeat_interval_s", "commit_interval_s", "alert_dedupe_ttl_s", "alert_prune_interval_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
-        if self.executor not in ("thread", "process"):
-            raise ValueError(f"executor must be thread or process, got {self.executor!r}")
+        if self.executor == "thread":
+            raise ConfigError("executor", "'thread' was removed: a judge thread cannot be stopped when an event "
+                                          "overruns its CPU budget, and it stalls the worker meanwhile; use process")
+        if self.executor != "process":
+            raise ConfigError("executor", f"must be process, got {self.executor!r}")
         if not 0 <= self.web_port <= 65535:
             raise ValueError(f"web_port must be 0-65535, got {self.web_port}")
         if self.heartbeat_interval_s >= self.session_timeout_s:

@@ -27,7 +27,7 @@ def payload(event_id: str, days: int) -> bytes:
 
 @pytest.fixture(scope="module")
 def judge() -> Iterator[Judge]:
-    judge = Judge(CONFIG, "process")
+    judge = Judge(CONFIG)
     yield judge
     judge.close()
 
