@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Mapping, Sequence
 
+import orjson
+
 from stream_guard.agents.embedded_broker import die_with_parent
 from stream_guard.budget import CpuBudget
 from stream_guard.config import DetectorConfig
@@ -194,6 +196,17 @@ class _JudgeProcess:
             self._proc.join(timeout=5)
 
 
+def _event_id(payload: bytes) -> str | None:
+    """The event id of a payload the judge could not answer for, so that its dead letter names it. JSON work on
+    the event loop, but only for an event that just cost a judge process."""
+    try:
+        value = orjson.loads(payload)
+    except (orjson.JSONDecodeError, TypeError):
+        return None
+    found = value.get("event_id", value.get("id")) if isinstance(value, dict) else None
+    return str(found) if isinstance(found, (str, int)) and not isinstance(found, bool) else None
+
+
 @dataclass(frozen=True)
 class Busy:
     """The call a judge is in: since when (monotonic), over how many events, with what wall-clock limit."""
@@ -214,20 +227,29 @@ class Judge:
         self.ner_backend = self._process.ner_backend
 
     def stuck(self, now: float | None = None) -> str | None:
-        """Why the judge cannot be trusted to answer now, or None. A call past its wall-clock limit should have
-        been killed already; one still running then (its replacement hanging while it loads, say) is stuck."""
+        """Why the judge is not keeping up now, or None: it has been on one batch for longer than the batch's
+        wall-clock limit (an event hanging in native code: being killed, replaced and retried alone)."""
         busy = self.busy
         if busy is None:
             return None
         running = (now if now is not None else time.monotonic()) - busy.since
-        if running <= busy.limit_s + 5.0:
+        if running <= busy.limit_s:
             return None
-        return (f"the judge has been on a batch of {busy.events} event(s) for {running:.0f} s, past its "
-                f"{busy.limit_s:.0f} s limit ({self.config.event_budget_ms:g} ms of CPU per event)")
+        return (f"the judge has been on a batch of {busy.events} event(s) for {running:.1f} s, past the "
+                f"{busy.limit_s:.1f} s it may take ({self.config.event_budget_ms:g} ms of CPU per event); "
+                f"{self.replaced} judge process(es) replaced so far")
 
     async def judge(self, payloads: Sequence[bytes], histories: Mapping[str, bytes | None], now_ms: int,
                     claimed_keys: Sequence[str | None] | None = None) -> JudgedBatch:
         """See judge_payloads."""
+        self.busy = Busy(time.monotonic(), len(payloads), self.budget.wall_limit_s(len(payloads)))
+        try:
+            return await self._judge(payloads, histories, now_ms, claimed_keys)
+        finally:
+            self.busy = None
+
+    async def _judge(self, payloads: Sequence[bytes], histories: Mapping[str, bytes | None], now_ms: int,
+                     claimed_keys: Sequence[str | None] | None) -> JudgedBatch:
         try:
             return await self._call(payloads, histories, now_ms, claimed_keys)
         except JudgeDied as exc:
@@ -243,10 +265,10 @@ class Judge:
                 one = await self._call([payload], histories, now_ms, [claim])
             except JudgeTimedOut as exc:
                 self._discard_process()
-                one = failed_batch(1, str(exc), stage="timeout", cost_ms=exc.cost_ms)
+                one = failed_batch(1, str(exc), stage="timeout", cost_ms=exc.cost_ms, event_id=_event_id(payload))
             except JudgeDied:
                 self._discard_process()
-                one = failed_batch(1, "the judge process died on this event")
+                one = failed_batch(1, "the judge process died on this event", event_id=_event_id(payload))
             items.extend(one.items)
             histories.update(one.histories)
             updated.update(one.histories)
@@ -255,12 +277,7 @@ class Judge:
     async def _call(self, payloads: Sequence[bytes], histories: Mapping[str, bytes | None], now_ms: int,
                     claims: Sequence[str | None] | None) -> JudgedBatch:
         process = await self._ensure_process()
-        limit_s = self.budget.wall_limit_s(len(payloads))
-        self.busy = Busy(time.monotonic(), len(payloads), limit_s)
-        try:
-            return await process.call(payloads, histories, now_ms, claims, limit_s)
-        finally:
-            self.busy = None
+        return await process.call(payloads, histories, now_ms, claims, self.budget.wall_limit_s(len(payloads)))
 
     async def _ensure_process(self) -> _JudgeProcess:
         if self._process is not None and self._process.out_of_step:

@@ -201,8 +201,10 @@ def judge_payloads(guard: Guard, payloads: Sequence[bytes], histories: Mapping[s
     return JudgedBatch(done, {key: dump_history(value) for key, value in updated.items()})
 
 
-def failed_batch(count: int, reason: str, stage: str = "judge", cost_ms: float | None = None) -> JudgedBatch:
+def failed_batch(count: int, reason: str, stage: str = "judge", cost_ms: float | None = None,
+                 event_id: str | None = None) -> JudgedBatch:
     """What to report when the judge itself could not finish: its process died (`judge`), or was stopped for
     running past the wall-clock limit (`timeout`)."""
-    return JudgedBatch([Judged(error_stage=stage, error_field="$", error_reason=reason, cost_ms=cost_ms)] * count, {})
+    item = Judged(event_id=event_id, error_stage=stage, error_field="$", error_reason=reason, cost_ms=cost_ms)
+    return JudgedBatch([item] * count, {})
 
