@@ -125,6 +125,10 @@ class _Consumer(faust_aiokafka.Consumer):
             # Faust acknowledging a message it skipped (see the module docstring): it stays unacknowledged,
             # so it is neither committed nor lost; the next fetch from the committed offset brings it again.
             self.refused_acks += 1
+            if self.refused_acks & (self.refused_acks - 1) == 0:  # 1st, 2nd, 4th, 8th...: a trail, not a flood
+                log.info("refused Faust's acknowledgement of %s[%d]@%d, a message it skipped without handing it "
+                         "to the service (%d so far); it stays uncommitted", message.topic, message.partition,
+                         message.offset, self.refused_acks)
             return False
         return bool(super().ack(message))
 

@@ -182,7 +182,7 @@ RESTART_EVENTS = 20_000
 
 @pytest.mark.slow
 @pytest.mark.soak  # two minutes a run here: `make test-soak` (CI runs it after `make test`)
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(1500)
 @pytest.mark.parametrize("run", [1, 2, 3])
 def test_sigterm_mid_stream_and_a_restart_on_the_same_data_directory_lose_no_event(
     names: Names, tmp_path: Path, workers: list[Worker], run: int
@@ -202,7 +202,7 @@ def test_sigterm_mid_stream_and_a_restart_on_the_same_data_directory_lose_no_eve
     done_before = len(read_json(names, names.topics.verdicts, until=10**9, timeout=2))
     second = new_worker(names, tmp_path, workers, "second", data_dir="state").wait_ready()
     wanted = {f"r{run}-{i}" for i in range(RESTART_EVENTS)}
-    records = wait_for(names, names.topics.verdicts, lambda rs: wanted <= {r["event_id"] for r in rs}, timeout=400)
+    records = wait_for(names, names.topics.verdicts, lambda rs: wanted <= {r["event_id"] for r in rs}, timeout=1200)
     ids = [r["event_id"] for r in records]
     lost = len(wanted - set(ids))
     print(f"\nrun {run}: {RESTART_EVENTS} unkeyed events, SIGTERM after 6 s ({done_before} verdicts by then), "
