@@ -118,7 +118,7 @@ def test_every_stream_guard_variable_the_repository_uses_is_known() -> None:
     used: set[str] = set()
     for name in listed:
         path = repo / name
-        if path == Path(__file__).resolve():  # misspells names on purpose
+        if path.name.startswith("test_"):  # tests misspell names on purpose
             continue
         if path.suffix in {".py", ".md", ".yml", ".yaml", ".toml", ""} and path.is_file():
             used |= set(re.findall(r"STREAM_GUARD_[A-Z0-9_]*[A-Z0-9]", path.read_text(errors="replace")))
