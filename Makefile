@@ -34,6 +34,7 @@ test-soak: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/inspect_latency.py
+	$(BIN)/python bench/event_cost.py
 	$(BIN)/python bench/detection_quality.py --ner regex
 	$(BIN)/python bench/detection_quality.py --ner spacy
 	$(BIN)/python bench/stream_throughput.py --events 3000 --rounds 3 --paced-seconds 20
