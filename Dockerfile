@@ -4,7 +4,7 @@
 # (Faust, aiokafka, rocksdict) extras in a virtualenv, running as a non-root user.
 #
 #   docker build -t stream-guard:0.1.0 .
-#   docker run --rm -e STREAM_GUARD_BROKER=kafka:9092 -p 6066:6066 -v sg-data:/var/lib/stream-guard stream-guard:0.1.0
+#   docker run --rm -e STREAM_GUARD_BROKER=kafka:9092 -p 127.0.0.1:6066:6066 -v sg-data:/var/lib/stream-guard stream-guard:0.1.0
 #
 # Written on a machine without a Docker engine: never built there (see deploy/OPERATIONS.md).
 
@@ -56,7 +56,10 @@ RUN groupadd --system --gid "${GID}" streamguard \
 COPY --from=build /opt/venv /opt/venv
 
 # STREAM_GUARD_WEB_HOST: the settings default is 127.0.0.1, which nothing outside the container can reach;
-# /metrics, /healthz and /readyz must answer on the container's address.
+# /metrics, /healthz and /readyz must answer on the container's address for probes and Prometheus. Those three
+# are all the port serves (Faust's table and router views are off: they would hand any tenant's drift history
+# to whoever asks). Publish it to the host's loopback (`-p 127.0.0.1:6066:6066`), not to every interface, and
+# in Kubernetes let only Prometheus in (deploy/k8s/networkpolicy.yaml).
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \

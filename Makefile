@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: up test bench install browser clean
+.PHONY: up test test-soak bench install browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,13 @@ browser:
 test: $(STAMP) browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# The soak runs (~6 minutes): 20,000 unkeyed events, SIGTERM mid-stream, restart, three times.
+test-soak: $(STAMP)
+	$(BIN)/python -m pytest -m soak $(PYTEST_ARGS)
+
 bench: $(STAMP)
 	$(BIN)/python bench/inspect_latency.py
+	$(BIN)/python bench/event_cost.py
 	$(BIN)/python bench/detection_quality.py --ner regex
 	$(BIN)/python bench/detection_quality.py --ner spacy
 	$(BIN)/python bench/stream_throughput.py --events 3000 --rounds 3 --paced-seconds 20

@@ -16,9 +16,13 @@ where it arrives, and skips a produce, a broker round trip and a consume; the ju
 the event's own question and re-keys the event if they differ.
 
 At least once: an input offset is acknowledged only after everything it caused (re-keyed copy, verdict,
-alerts, dead letter) has been acknowledged by the broker, and Faust flushes table changelog writes
-before it commits offsets. A crash re-delivers; verdicts carry event_id and alerts a deterministic
-alert_id so consumers de-duplicate, and the alerts-sent table keeps a replayed event from paging twice.
+alerts, dead letter) has been acknowledged by the broker, and only once every message before it on its
+partition is done too (agents/acks.py); Faust's own acknowledgements of messages it skipped are refused
+(agents/transport.py); Faust flushes table changelog writes before it commits offsets. On SIGTERM Faust
+stops fetching and waits for every message the service holds to be acknowledged: batches in flight finish,
+and what was never taken stays uncommitted, for the next worker. A crash re-delivers; verdicts carry
+event_id and alerts a deterministic alert_id so consumers de-duplicate, and the alerts-sent table keeps a
+replayed event from paging twice.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import faust
 import faust.streams
 import orjson
 
+from stream_guard.agents.acks import InOrderAcks
 from stream_guard.agents.batching import greedy_batches
 from stream_guard.agents.judge import Judge
 from stream_guard.agents.security import credentials
@@ -47,7 +52,7 @@ from stream_guard.alerts import Alert, LatencyBudgetMonitor, already_sent, expir
 from stream_guard.deadletter import Source, dead_letter, encode
 from stream_guard.events import EventError, Limits, decode_event
 from stream_guard.judging import MISROUTED, Judged, JudgedBatch
-from stream_guard.latency import LatencyRegistry, render_prometheus
+from stream_guard.latency import LatencyRegistry, e2e_origin, render_prometheus
 from stream_guard.settings import StreamSettings
 from stream_guard.text import looks_like_question_hash, question_hash
 
@@ -102,19 +107,25 @@ def _timestamp_ms(message: Any) -> int | None:
     return int(ts * 1000) if ts else None  # Faust gives seconds
 
 
-def source_of(message: Any) -> Source:
-    """The original rag.answers position: from the intake's headers, else this message's own."""
-    headers = _headers(message)
-    if H_TOPIC in headers:
-        return Source(
-            topic=headers[H_TOPIC].decode("utf-8", "replace"),
-            partition=_int_header(headers, H_PARTITION) or 0,
-            offset=_int_header(headers, H_OFFSET) or 0,
-            timestamp_ms=_int_header(headers, H_TIMESTAMP),
-            key=message.key if isinstance(message.key, bytes) else None,
-        )
+def own_source(message: Any) -> Source:
     return Source(message.topic, message.partition, message.offset, _timestamp_ms(message),
                   message.key if isinstance(message.key, bytes) else None)
+
+
+def rekeyed_source(message: Any, answers_topic: str, answers_partitions: int | None) -> Source | None:
+    """The original position the intake wrote on a re-keyed copy, if it is one we could have written: the
+    answers topic, a partition it has, numbers that parse. Anything else is not believed."""
+    headers = _headers(message)
+    if headers.get(H_TOPIC) != answers_topic.encode():
+        return None
+    partition, offset = _int_header(headers, H_PARTITION), _int_header(headers, H_OFFSET)
+    if partition is None or offset is None or partition < 0 or offset < 0:
+        return None
+    if answers_partitions is not None and partition >= answers_partitions:
+        return None
+    return Source(topic=answers_topic, partition=partition, offset=offset,
+                  timestamp_ms=_int_header(headers, H_TIMESTAMP),
+                  key=message.key if isinstance(message.key, bytes) else None)
 
 
 def rocksdb_options(settings: StreamSettings) -> dict[str, Any]:
@@ -142,6 +153,12 @@ def faust_options(settings: StreamSettings) -> dict[str, Any]:
         "store": "rocksdb://",
         "datadir": settings.data_dir,
         "web_enabled": settings.web_enabled,
+        # Belt and braces: GuardApp serves none of Faust's views at all (agents/transport.py).
+        "web_tables_enabled": False,
+        "web_router_enabled": False,
+        "web_stats_enabled": False,
+        "web_graph_enabled": False,
+        "web_metrics_enabled": False,
         "web_port": settings.web_port,
         "web_bind": settings.web_host,
         "web_host": settings.web_host if settings.web_host not in ("0.0.0.0", "::") else socket.gethostname(),
@@ -193,6 +210,8 @@ class GuardService:
     _history_overlay: dict[str, bytes] = field(default_factory=dict)
     _alerts_overlay: set[str] = field(default_factory=set)
     _warned_partitions: bool = False
+    # Input messages taken and not yet acknowledged, in offset order per partition.
+    _order: InOrderAcks = field(default_factory=InOrderAcks)
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -200,6 +219,8 @@ class GuardService:
         self.budget = LatencyBudgetMonitor(s.latency_budget_ms, min_samples=s.latency_min_samples)
         self.limits: Limits = self.judge.config.limits
         self.app = app = GuardApp(s.app_id, fetch_max_wait_ms=s.fetch_max_wait_ms, **faust_options(s))
+        app.guarded_topics = frozenset({s.topics.answers, s.by_question_topic})
+        app.on_partitions_revoked.connect(self._on_revoked)
         # Both inputs in one stream, so that one batch of the judge takes from either.
         self.inputs = app.topic(s.topics.answers, s.by_question_topic, schema=raw_schema())
         # key_type/value_type bytes: that is what makes a Faust table use the raw serializer.
@@ -228,17 +249,28 @@ class GuardService:
 
     async def _dead_letter(
         self, message: Any, *, field_: str, reason: str, stage: str, source: Source | None = None,
-        event_id: str | None = None,
+        event_id: str | None = None, cost_ms: float | None = None,
     ) -> asyncio.Future[Any]:
         self.registry.dead_letters[stage] += 1
         record = dead_letter(
             message.value if isinstance(message.value, bytes) else None,
-            error_field=field_, reason=reason, source=source or source_of(message), stage=stage,
+            error_field=field_, reason=reason, source=source or self.source_of(message), stage=stage,
             failed_at_ms=now_ms(), worker=self.worker, event_id=event_id,
-            max_payload_bytes=self.settings.dlq_max_payload_bytes,
+            max_payload_bytes=self.settings.dlq_max_payload_bytes, cost_ms=cost_ms,
         )
         return await self._send(self.settings.topics.dlq, message.key if isinstance(message.key, bytes) else None,
                                 encode(record))
+
+    def source_of(self, message: Any) -> Source:
+        """Where an event was first read: on the internal re-keyed topic, the position our intake wrote in its
+        headers; anywhere else (and for headers we could not have written), the message's own. `sg-src-*`
+        headers on rag.answers are anybody's to write, so they are never believed there."""
+        if message.topic == self.settings.by_question_topic:
+            answers = self.settings.topics.answers
+            found = rekeyed_source(message, answers, self.app.consumer.topic_partitions(answers))
+            if found is not None:
+                return found
+        return own_source(message)
 
     # --- routing: judge here, or validate and re-key first ------------------------------------------------------
 
@@ -329,8 +361,15 @@ class GuardService:
         dispatching = self._fail_fast(asyncio.ensure_future(self._dispatch_all(stream, decided)))
         try:
             async for events in greedy_batches(stream, s.batch_max, s.batch_within_s):
+                self._order.taken(events)
                 if dispatching.done():  # a send failed: stop taking work; the error surfaces below
                     break
+                tombstones = [e for e in events if e.message.value is None]
+                if tombstones:  # a deletion marker, not an event: nothing to judge, nothing to dead-letter
+                    for event in tombstones:
+                        self.registry.tombstones[event.message.topic] += 1
+                    await decided.put(_Batch(tombstones, []))
+                    events = [e for e in events if e.message.value is not None]
                 here, claims, rekey = self._route(events)
                 if rekey:
                     await decided.put(_Batch(rekey, [await self._rekey(event.message) for event in rekey]))
@@ -419,7 +458,7 @@ class GuardService:
             if not item.ok:
                 batch.pending.append(await self._dead_letter(
                     event.message, field_=item.error_field or "$", reason=item.error_reason or "unknown",
-                    stage=item.error_stage or "judge", event_id=item.event_id))
+                    stage=item.error_stage or "judge", event_id=item.event_id, cost_ms=item.cost_ms))
                 continue
             batch.pending.append(await self._send(self.settings.topics.verdicts, (item.question_hash or "").encode(),
                                                   item.verdict or b""))
@@ -454,10 +493,19 @@ class GuardService:
                 self.alerts_sent[alert.alert_id.encode()] = sent_record(alert, at)
             self._alerts_overlay.discard(alert.alert_id)
             self.registry.alerts[alert.kind] += 1
-        for event in batch.events:
-            await stream.ack(event)
+        consumer: Any = self.app.consumer
+        for event in self._order.done(batch.events):
+            with consumer.releasing():
+                await stream.ack(event)
             self._advance(event.message)
         self._observe(batch)
+
+    async def _on_revoked(self, app: Any, revoked: set[Any], **kwargs: Any) -> None:
+        """Faust has waited for every message we held to be acknowledged; anything still registered on a
+        revoked partition was not finished, stays unacknowledged, and is the next owner's."""
+        dropped = self._order.forget(revoked)
+        if dropped:
+            log.warning("%d unfinished input message(s) on revoked partitions left for their next owner", dropped)
 
     def _observe(self, batch: _Batch) -> None:
         """Processing: batch taken to its verdicts acknowledged. End to end: the event's produced_at (else
@@ -468,8 +516,10 @@ class GuardService:
         for event, item in zip(batch.events, batch.items):
             if item.error_stage == MISROUTED:  # booked where it is judged
                 continue
-            source = source_of(event.message)
-            origin = item.produced_at_ms if item.produced_at_ms is not None else source.timestamp_ms
+            source = self.source_of(event.message)
+            origin, ignored = e2e_origin(item.produced_at_ms, source.timestamp_ms, done_ms)
+            for reason in ignored:
+                self.registry.clock_ignored[reason] += 1
             e2e = done_ms - origin if origin is not None else None
             routing = item.routing if item.ok else "failed"
             self.registry.observe(source.topic, source.partition, processing_ms, e2e, routing)
@@ -512,13 +562,22 @@ class GuardService:
         ours = {self.settings.topics.answers, self.settings.by_question_topic}
         tps = [tp for tp in consumer.assignment() if tp.topic in ours]
         owned = {(tp.topic, tp.partition) for tp in tps}
-        if tps:
-            highwaters = await consumer.highwaters(*tps)
-            for tp in tps:
-                position = self.positions.get((tp.topic, tp.partition))
-                if position is None:
-                    position = await consumer.position(tp) or 0
-                self.registry.set_lag(tp.topic, tp.partition, highwaters.get(tp, 0) - position)
+        # The high watermark of the consumer's own last fetch: what the broker holds. A broker's listed end
+        # offsets can be stale (agents/transport.py); those are asked for only where no fetch has answered yet.
+        ends: dict[Any, int] = {}
+        for tp in tps:
+            with contextlib.suppress(Exception):  # not fetched yet, or moving away in a rebalance
+                fetched = consumer.highwater(tp)
+                if fetched is not None:
+                    ends[tp] = fetched
+        missing = [tp for tp in tps if tp not in ends]
+        if missing:
+            ends.update(await consumer.highwaters(*missing))
+        for tp in tps:
+            position = self.positions.get((tp.topic, tp.partition))
+            if position is None:
+                position = await consumer.position(tp) or 0
+            self.registry.set_lag(tp.topic, tp.partition, (ends.get(tp) or 0) - position)
         self.registry.forget_lag(owned)
         return owned
 
@@ -547,22 +606,47 @@ class GuardService:
         await asyncio.gather(*pending)
 
     def metrics_text(self) -> str:
+        consumer: Any = self.app.consumer
         return render_prometheus(
             self.registry, budget_ms=self.settings.latency_budget_ms,
-            extra_gauges={"stream_guard_uptime_seconds": (now_ms() - self.started_ms) / 1000.0},
+            extra_gauges={"stream_guard_uptime_seconds": (now_ms() - self.started_ms) / 1000.0,
+                          "stream_guard_event_budget_seconds": self.judge.config.event_budget_ms / 1000.0,
+                          "stream_guard_unacknowledged_inputs": float(self._order.pending())},
+            extra_counters={
+                "stream_guard_judge_replaced_total": (
+                    "Judge processes replaced (killed past a wall-clock limit, or found dead).",
+                    float(self.judge.replaced)),
+                "stream_guard_skipped_acks_refused_total": (
+                    "Acknowledgements Faust made for input messages it skipped, refused (see agents/transport.py).",
+                    float(getattr(consumer, "refused_acks", 0))),
+            },
         )
 
     async def _metrics_page(self, web: Any, request: Any) -> Any:
         return web.bytes(self.metrics_text().encode(), headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
 
+    def _judge_status(self) -> dict[str, Any]:
+        busy = self.judge.busy
+        return {"busy_s": round(time.monotonic() - busy.since, 1) if busy else 0.0,
+                "batch": busy.events if busy else 0, "limit_s": round(busy.limit_s, 1) if busy else None,
+                "replaced": self.judge.replaced}
+
     async def _health_page(self, web: Any, request: Any) -> Any:
-        return web.json({"status": "ok", "worker": self.worker})
+        stuck = self.judge.stuck()
+        body: dict[str, Any] = {"status": "stuck" if stuck else "ok", "worker": self.worker,
+                                "judge": self._judge_status()}
+        if stuck:
+            body["reason"] = stuck
+        return web.json(body, status=503 if stuck else 200)
 
     async def _ready_page(self, web: Any, request: Any) -> Any:
         recovery = self.app.tables.recovery
-        ready = recovery.completed.is_set() and not self.app.rebalancing
-        body = {"ready": ready, "rebalancing": bool(self.app.rebalancing),
-                "recovered": recovery.completed.is_set(), "worker": self.worker}
+        stuck = self.judge.stuck()
+        ready = recovery.completed.is_set() and not self.app.rebalancing and stuck is None
+        body: dict[str, Any] = {"ready": ready, "rebalancing": bool(self.app.rebalancing),
+                                "recovered": recovery.completed.is_set(), "worker": self.worker}
+        if stuck:
+            body["reason"] = stuck
         return web.json(body, status=200 if ready else 503)
 
 

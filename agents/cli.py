@@ -72,7 +72,8 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> StreamSettings:
 
 
 def _detector_config(args: argparse.Namespace) -> Any:
-    return build_config(getattr(args, "config", None), getattr(args, "preset", None), getattr(args, "ner", None))
+    return build_config(getattr(args, "config", None), getattr(args, "preset", None), getattr(args, "ner", None),
+                        env=os.environ)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -111,8 +112,13 @@ def cmd_worker(argv: Sequence[str]) -> int:
     if settings.broker:
         return run_worker(settings, config, loglevel=args.loglevel, worker=args.name)
     # No broker: the embedded one, in memory, so the state directory must start empty too (RocksDB state
-    # and its remembered changelog offsets would not match a broker that just started with nothing).
+    # and its remembered changelog offsets would not match a broker that just started with nothing: Faust
+    # would stop with ConsistencyError on every start).
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="stream-guard-")
+    stale = Path(data_dir) / "v1" / "tables"
+    if args.data_dir and stale.exists():
+        _say(f"clearing {stale}: table state of an earlier run, whose embedded broker (in memory) is gone")
+        shutil.rmtree(stale)
     if "STREAM_GUARD_SESSION_TIMEOUT_S" not in os.environ:  # alone on a private broker: join fast
         settings = settings.with_overrides(session_timeout_s=6.0, heartbeat_interval_s=1.5)
     with EmbeddedBroker() as broker:
@@ -356,6 +362,7 @@ def cmd_up(argv: Sequence[str]) -> int:
     try:
         lines = read_lines(args.events or str(demo_events_path()))
         settings = _settings(args)
+        _detector_config(args)  # refused here, with the key, rather than by the worker it would start
     except (OSError, ValueError) as exc:
         _err(str(exc))
         return 2

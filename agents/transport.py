@@ -1,5 +1,8 @@
-"""A Faust App whose Kafka consumer long-polls for a configurable time instead of a fixed 1.5 s.
+"""A Faust App fitted to this service: a consumer that long-polls for a configurable time, commits only what
+the service has finished, and believes a broker's end offsets only when its records agree; no built-in
+web views.
 
+Fetch wait.
 faust-streaming 0.15.3 builds its aiokafka consumer with `fetch_max_wait_ms=1500` hard-coded. A broker that
 answers a fetch only when that wait ends, rather than when data arrives, then adds up to 1.5 s per hop; the
 embedded tansu broker does exactly that for waits of a few hundred milliseconds and more (measured: a
@@ -8,15 +11,39 @@ the re-keyed topic) would blow any latency budget, so the wait is ours to set (`
 The cost is up to 1000/fetch_max_wait_ms empty fetches a second per idle worker (40/s at the default 25:
 about 4 % of a core in the worker and 7 % in the embedded broker, measured idle; 8 % and 12 % at 10 ms);
 against a real Kafka cluster, which answers as soon as data arrives, set it to 100-500.
+
+Commits (faust-streaming 0.15.3). A Stream acknowledges a message it *skips* without handing it to the agent:
+one taken off its channel while flow is suspended (a rebalance or shutdown under way) or from an older
+consumer generation (streams.py, `__aiter__`: "We want to ack the filtered out message otherwise the lag
+would increase"). The offset is then committed although the message was never judged, and the next worker
+starts past it. And Consumer._new_offset treats the committed offset as the last one processed where Kafka
+means the next one to read (`min(acked) - committed > 1`), so an unacknowledged message right at the committed
+offset does not stop a commit either. So on the service's input topics only the service acknowledges
+(`releasing()`), in order per partition (agents/app.py), and Faust's own acknowledgements are refused.
+
+End offsets. The embedded broker (tansu) answers ListOffsets(latest) with a stale end offset after produce
+requests that span several partitions, and it stays stale (measured: 1553 listed while records up to 1580
+were acknowledged and readable), while its fetch responses carry the true high watermark. Faust's table
+recovery reads its changelogs only up to the listed end (the newest state writes are not restored) and, on a
+restart over the same data directory, stops with ConsistencyError ("persisted offset ... higher than
+highwater"). `highwaters()` here fetches from the listed end, takes the fetch response's high watermark when
+it is higher, and logs that it did.
 """
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+import contextlib
+import logging
+from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping
 
 import aiokafka
 import faust
+from aiokafka import TopicPartition
 from faust.transport.drivers import aiokafka as faust_aiokafka
+from faust.types import TP
+from faust.web import drivers as web_drivers
+
+log = logging.getLogger(__name__)
 
 
 class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
@@ -26,10 +53,84 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         consumer._fetch_max_wait_ms = int(getattr(self.app, "fetch_max_wait_ms", 1500))
         return consumer
 
+    async def _highwaters(self, partitions: list[TP]) -> Mapping[TP, int]:
+        listed = dict(await super()._highwaters(partitions))
+        try:
+            fetched = await self._fetched_highwaters(partitions, listed)
+        except Exception as exc:  # the listed ones are all we have: as Faust would have done
+            log.warning("could not check the broker's end offsets by fetching: %r", exc)
+            return listed
+        for tp, true_end in fetched.items():
+            if true_end > (listed.get(tp) or 0):
+                log.warning("the broker gave end offset %s for %s[%d], but a fetch shows records up to offset %d: "
+                            "using end offset %d (the broker's end offsets go stale after produce requests that "
+                            "span partitions)", listed.get(tp), tp.topic, tp.partition, true_end - 1, true_end)
+                listed[tp] = true_end
+        return listed
+
+    async def _fetched_highwaters(self, partitions: Iterable[TP], listed: Mapping[TP, int]) -> dict[TP, int]:
+        """The high watermark of each partition as a fetch response gives it: a throwaway consumer (no group)
+        fetches once from the listed end, which costs at most one record batch per partition."""
+        tps = [TopicPartition(tp.topic, tp.partition) for tp in partitions]
+        if not tps:
+            return {}
+        conf = self.app.conf
+        transport = self.transport
+        probe = aiokafka.AIOKafkaConsumer(
+            bootstrap_servers=faust_aiokafka.server_list(transport.url, transport.default_port),
+            client_id=f"{conf.broker_client_id}-end-offsets", enable_auto_commit=False,
+            # Not 0: the embedded broker then answers no fetch at all (measured).
+            request_timeout_ms=int(conf.broker_request_timeout * 1000.0),
+            fetch_max_wait_ms=int(getattr(self.app, "fetch_max_wait_ms", 25)),
+            max_partition_fetch_bytes=1024, isolation_level="read_uncommitted",
+            **faust_aiokafka.credentials_to_aiokafka_auth(conf.broker_credentials, conf.ssl_context),
+        )
+        await probe.start()
+        try:
+            probe.assign(tps)
+            for tp in tps:
+                probe.seek(tp, max(0, int(listed.get(TP(tp.topic, tp.partition)) or 0)))
+            out: dict[TP, int] = {}
+            for _ in range(10):  # a response per partition usually comes with the first fetch
+                await probe.getmany(*tps, timeout_ms=500, max_records=1)
+                for tp in tps:
+                    highwater = probe.highwater(tp)
+                    if highwater is not None:
+                        out[TP(tp.topic, tp.partition)] = int(highwater)
+                if len(out) == len(tps):
+                    break
+            return out
+        finally:
+            await probe.stop()
+
 
 class _Consumer(faust_aiokafka.Consumer):
+    _releasing: bool = False
+    refused_acks: int = 0
+
     def _new_consumer_thread(self) -> faust_aiokafka.AIOKafkaConsumerThread:
         return _ConsumerThread(self, loop=self.loop, beacon=self.beacon)
+
+    @contextlib.contextmanager
+    def releasing(self) -> Iterator[None]:
+        """Acknowledgements made inside this block are the service's own: they count."""
+        self._releasing = True
+        try:
+            yield
+        finally:
+            self._releasing = False
+
+    def ack(self, message: Any) -> bool:
+        if not self._releasing and message.topic in getattr(self.app, "guarded_topics", ()):
+            # Faust acknowledging a message it skipped (see the module docstring): it stays unacknowledged,
+            # so it is neither committed nor lost; the next fetch from the committed offset brings it again.
+            self.refused_acks += 1
+            if self.refused_acks & (self.refused_acks - 1) == 0:  # 1st, 2nd, 4th, 8th...: a trail, not a flood
+                log.info("refused Faust's acknowledgement of %s[%d]@%d, a message it skipped without handing it "
+                         "to the service (%d so far); it stays uncommitted", message.topic, message.partition,
+                         message.offset, self.refused_acks)
+            return False
+        return bool(super().ack(message))
 
 
 class _Transport(faust_aiokafka.Transport):
@@ -42,6 +143,8 @@ class GuardApp(faust.App):
 
     fetch_max_wait_ms: int = 25
     agent_error_hook: Callable[[Any, BaseException], Awaitable[None]] | None = None
+    # Input topics whose messages only the service itself acknowledges (see _Consumer.ack).
+    guarded_topics: frozenset[str] = frozenset()
 
     def __init__(self, id: str, *, fetch_max_wait_ms: int = 25, **options: Any) -> None:
         self.fetch_max_wait_ms = fetch_max_wait_ms
@@ -54,3 +157,13 @@ class GuardApp(faust.App):
 
     def _new_transport(self) -> Any:
         return _Transport(self.conf.broker_consumer, self)
+
+    def _new_web(self) -> Any:
+        """Faust's web driver without any built-in view: /table/<name>/<key> would serve any tenant's stored
+        state, and /router/, /table/, /stats/, /graph/ and / describe tables, partitions and workers. Only the
+        pages this service adds (app.page) are served."""
+        base = web_drivers.by_url(self.conf.web)
+        return type("GuardWeb", (base,), {
+            "default_blueprints": [], "production_blueprints": [], "debug_blueprints": [],
+            "optional_blueprints": [],
+        })(self)

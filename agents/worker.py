@@ -28,9 +28,9 @@ class _Worker(faust.Worker):
 def prepare(settings: StreamSettings, config: DetectorConfig, worker: str | None = None) -> GuardService:
     """Load the core (and its model) before joining the group, so the first batch is not the slow one."""
     started = time.perf_counter()
-    judge = Judge(config, settings.executor)
-    log.info("core ready in %.2fs (%s executor, NER %s)", time.perf_counter() - started, judge.mode,
-             judge.ner_backend)
+    judge = Judge(config)
+    log.info("core ready in %.2fs (judge process, NER %s, %g ms of CPU per event)", time.perf_counter() - started,
+             judge.ner_backend, config.event_budget_ms)
     return build_service(settings, judge, worker)
 
 

@@ -333,8 +333,8 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=200.0)
     parser.add_argument("--paced-seconds", type=float, default=15.0, help="0 skips the paced runs")
     parser.add_argument("--ner", nargs="+", default=["regex", "spacy"])
-    parser.add_argument("--executor", nargs="+", default=["process", "thread"],
-                        help="where workers run the checks (both are measured by default)")
+    parser.add_argument("--executor", nargs="+", default=["process"], choices=["process"],
+                        help="where workers run the checks (the thread executor was removed)")
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--broker", help="an existing broker (default: the embedded one)")
     parser.add_argument("--rounds", type=int, default=1, help="repeat the throughput runs; ratios are medians")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import sys
 from collections import Counter
@@ -35,6 +36,7 @@ from stream_guard.evaluation import LabelledDecision, decision_metrics
 from stream_guard.judging import Judged
 from stream_guard.labels import load_labels
 from stream_guard.parallel import JudgeProcessDied, Judges, default_jobs, json_object, parse_jobs
+from stream_guard.settings import check_environment
 
 REPORT_SCHEMA_VERSION = 1
 ROUTES = ("accept", "healed_accept", "fallback", "discard")
@@ -460,7 +462,8 @@ def _main(args: argparse.Namespace) -> int:
     if args.file and (args.start or args.end):
         raise UsageError("--from/--to select a range of a topic; with --file, give the file you want judged")
     try:
-        config = build_config(args.config, args.preset, args.ner)
+        check_environment(os.environ)
+        config = build_config(args.config, args.preset, args.ner, env=os.environ)
     except (OSError, ValueError) as exc:
         raise UsageError(f"bad configuration: {exc}") from None
     if not args.json_only:

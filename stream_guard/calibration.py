@@ -34,6 +34,7 @@ import dataclasses
 import hashlib
 import importlib.util
 import math
+import os
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ from stream_guard.parallel import Judges, parse_jobs
 from stream_guard.score_model import Observation, ScoreModel
 from stream_guard.scoring import model_for
 from stream_guard.text import normalize_question
+from stream_guard.settings import check_environment
 
 MIN_PER_CLASS = 20
 # Below this, five folds hold too few answers of a class to tell two models apart; the out-of-sample
@@ -166,7 +168,8 @@ def _read_events(path: str, separate: Mapping[str, int]) -> Iterator[Labelled]:
 def observe(config: DetectorConfig, rows: Sequence[Labelled], jobs: int | None) -> tuple[list[Example], str]:
     """Judge every labelled answer through the full guard, flagging nothing, and read its example from the
     verdict. Returns the examples in input order and the entity recognizer that judged them."""
-    never_flag = config.with_overrides(flag_threshold=math.inf)
+    # The highest threshold a config may hold: a noisy-OR of probabilities below 1 never reaches it.
+    never_flag = config.with_overrides(flag_threshold=1.0)
     examples: list[Example | None] = [None] * len(rows)
     with Judges(never_flag, jobs=jobs) as judges:
         backend = judges.wait_ready().ner_backend
@@ -486,7 +489,8 @@ def _check_counts(rows: Sequence[Labelled], folds: int) -> None:
 def _main(args: argparse.Namespace) -> int:
     _check_arguments(args)
     try:
-        config = build_config(args.config, args.preset, args.ner)
+        check_environment(os.environ)
+        config = build_config(args.config, args.preset, args.ner, env=os.environ)
     except (OSError, ValueError) as exc:
         raise CalibrationError(f"bad configuration: {exc}") from None
     rows = labelled_answers(args.labels, args.events)

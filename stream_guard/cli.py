@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import IO, Iterator, Sequence
 
 import orjson
@@ -13,6 +13,7 @@ import orjson
 from stream_guard.config import PRESETS, build_config
 from stream_guard.judging import Judged
 from stream_guard.parallel import JudgeProcessDied, Judges, parse_jobs
+from stream_guard.settings import check_environment
 
 STREAMING_COMMANDS = ("worker", "up", "produce", "tail")
 
@@ -37,22 +38,20 @@ def _check_parser() -> argparse.ArgumentParser:
 def _numbered_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
     for number, line in enumerate(stream, start=1):
         if line.strip():
-            yield number, line
+            yield number, line.rstrip(b"\r\n")  # what `produce` sends: the line without its ending
 
 
 def _check_output(number: int, judged: Judged) -> bytes:
-    """One output line: the verdict as judged, or what stopped it (the line for bad input, else the event)."""
+    """One output line: the verdict as judged, or what stopped it, with the line it was on."""
     if judged.verdict is not None:
         return judged.verdict
-    if judged.error_stage == "decode":
-        return orjson.dumps({"line": number, "error": f"{judged.error_field}: {judged.error_reason}",
-                             "field": judged.error_field, "reason": judged.error_reason})
-    return orjson.dumps({"event_id": judged.event_id, "error": judged.error_reason})
+    return orjson.dumps({"line": number, **judged.error_object()})
 
 
 def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     try:
-        config = build_config(args.config, args.preset, args.ner)
+        check_environment(os.environ)
+        config = build_config(args.config, args.preset, args.ner, env=os.environ)
     except (OSError, ValueError) as exc:
         print(f"stream-guard check: bad configuration: {exc}", file=stderr)
         return 2

@@ -70,8 +70,10 @@ def dead_letter(
     worker: str = "",
     event_id: str | None = None,
     max_payload_bytes: int = 256 * 1024,
+    cost_ms: float | None = None,
 ) -> dict[str, Any]:
-    """The record for one message. `stage` says which step refused it: decode (a bad message) or judge (a bug)."""
+    """The record for one message. `stage` says which step refused it: decode (a bad message), judge (a bug),
+    or timeout (it spent its CPU budget; `cost_ms` is the CPU it had used when it was stopped)."""
     raw = raw if raw is not None else b""
     size = len(raw)
     truncated = size > max_payload_bytes
@@ -94,6 +96,8 @@ def dead_letter(
         out["worker"] = worker
     if event_id is not None:
         out["event_id"] = event_id
+    if cost_ms is not None:
+        out["cost_ms"] = round(cost_ms, 1)
     return out
 
 

@@ -14,6 +14,10 @@ from typing import Any, Mapping
 import orjson
 
 SCHEMA_VERSION = 1
+# metadata is passed through into the verdict; deeper nesting than this is refused at the door, far below
+# the depth at which the verdict could no longer be serialised (orjson stops at 254 levels).
+MAX_METADATA_DEPTH = 32
+_BOM = b"\xef\xbb\xbf"
 
 
 class EventError(ValueError):
@@ -218,13 +222,45 @@ def _parse_label(obj: Mapping[str, Any]) -> int | None:
     raise EventError("label", f"must be 0 or 1, got {value!r}")
 
 
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in `value` (a scalar is 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, Mapping) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > MAX_METADATA_DEPTH:
+            break
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _parse_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = obj.get("metadata")
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise EventError("metadata", f"must be an object, got {type(metadata).__name__}")
+    if _depth(metadata) > MAX_METADATA_DEPTH:
+        raise EventError("metadata", f"is nested more than {MAX_METADATA_DEPTH} levels deep")
+    return dict(metadata)
+
+
+def _parse_answer(obj: Mapping[str, Any], limits: Limits) -> str:
+    answer = _require_str(obj, "answer", max_chars=limits.max_answer_chars)
+    if not answer.strip():
+        raise EventError("answer", "must not be empty: there would be nothing to judge or deliver")
+    return answer
+
+
 def parse_event(obj: Any, limits: Limits = Limits()) -> AnswerEvent:
     """Validate a decoded JSON object against contract v1."""
     if not isinstance(obj, Mapping):
         raise EventError("$", f"an event must be a JSON object, got {type(obj).__name__}")
-    metadata = obj.get("metadata") or {}
-    if not isinstance(metadata, Mapping):
-        raise EventError("metadata", f"must be an object, got {type(metadata).__name__}")
+    metadata = _parse_metadata(obj)
     model = obj.get("model")
     if model is not None and not isinstance(model, str):
         raise EventError("model", f"must be a string, got {type(model).__name__}")
@@ -234,25 +270,35 @@ def parse_event(obj: Any, limits: Limits = Limits()) -> AnswerEvent:
         tenant=tenant,
         question=_require_str(obj, "question", default="", max_chars=limits.max_question_chars),
         context=_parse_context(obj, limits),
-        answer=_require_str(obj, "answer", max_chars=limits.max_answer_chars),
+        answer=_parse_answer(obj, limits),
         citations=_parse_citations(obj),
         model=model,
         produced_at_ms=parse_produced_at(obj.get("produced_at")),
         label=_parse_label(obj),
-        metadata=dict(metadata),
+        metadata=metadata,
     )
 
 
-def decode_event(raw: bytes | str, limits: Limits = Limits()) -> AnswerEvent:
-    """Bytes off the wire to a validated event; errors say what is wrong with the payload."""
-    size = len(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw)
-    if size > limits.max_event_bytes:
-        raise EventError("$", f"payload is {size} bytes, over the limit of {limits.max_event_bytes}")
-    if isinstance(raw, (bytes, bytearray, memoryview)):
-        try:
-            bytes(raw).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise EventError("$", f"payload is not valid UTF-8 (byte {exc.start})") from None
+def decode_event(raw: bytes | str | None, limits: Limits = Limits()) -> AnswerEvent:
+    """Bytes off the wire (or a line of a file) to a validated event; errors say what is wrong with the
+    payload. The one door for both the worker and `stream-guard check`, so they accept the same events."""
+    if raw is None:
+        raise EventError("$", "payload is empty (a tombstone)")
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogatepass")
+    if not isinstance(raw, (bytes, bytearray, memoryview)):
+        raise EventError("$", f"payload must be bytes, got {type(raw).__name__}")
+    raw = bytes(raw)
+    if len(raw) > limits.max_event_bytes:
+        raise EventError("$", f"payload is {len(raw)} bytes, over the limit of {limits.max_event_bytes}")
+    if raw.startswith(_BOM):  # some producers (and editors saving a file) write one; it carries no data
+        raw = raw[len(_BOM):]
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EventError("$", f"payload is not valid UTF-8 (byte {exc.start})") from None
+    if not raw.strip():
+        raise EventError("$", "payload is empty")
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

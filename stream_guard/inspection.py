@@ -199,6 +199,6 @@ class Inspection:
         for i, chunk in enumerate(self.chunks):
             if chunk.id == ref:
                 return i
-        if ref.isascii() and ref.isdigit() and 1 <= int(ref) <= len(self.chunks):  # "²" is a digit, not a number
+        if ref.isdecimal() and 1 <= int(ref) <= len(self.chunks):  # isdigit() lets "²" through to int()
             return int(ref) - 1
         return None

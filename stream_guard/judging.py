@@ -5,23 +5,29 @@ of it is bytes (payloads, histories as stored in the table, verdicts as sent), s
 a memcpy rather than pickling nested dicts, and the worker's event loop does no JSON work of its own.
 
 One result per payload, in order: a verdict with its alerts, or the reason it could not be judged
-(`decode`: the payload breaks the event contract; `judge`: the core failed on it; `misrouted`: the caller
-said which question the payload was keyed by, and it is another one). A core failure on one event never
-costs its batch-mates their verdicts: the batch is retried one event at a time.
+(`decode`: the payload breaks the event contract; `judge`: the core failed on it; `timeout`: it spent its
+CPU budget, see budget.py; `misrouted`: the caller said which question the payload was keyed by, and it is
+another one). Whatever goes wrong with one event (decoding, a check, healing, serialising its verdict) is
+that event's result alone: its batch-mates get their verdicts.
+
+`stream-guard check` runs this same function on the lines of a file, so the worker and `check` accept and
+refuse exactly the same events, with the same messages.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import orjson
 
 from stream_guard.alerts import Alert, alerts_for_verdict
+from stream_guard.budget import CpuBudget, OverBudget
 from stream_guard.events import AnswerEvent, EventError, decode_event
 from stream_guard.history import Fingerprint
-from stream_guard.pipeline import EventFailure, Guard
+from stream_guard.pipeline import EventFailure, Guard, Limit
 from stream_guard.text import question_hash
 from stream_guard.verdict import Verdict
 
@@ -41,10 +47,23 @@ class Judged:
     error_stage: str | None = None
     error_field: str | None = None
     error_reason: str | None = None
+    # CPU the event had spent when it was stopped (error_stage "timeout").
+    cost_ms: float | None = None
 
     @property
     def ok(self) -> bool:
         return self.verdict is not None
+
+    def error_object(self) -> dict[str, Any]:
+        """The failure as `stream-guard check` prints it (the caller adds the line number)."""
+        out: dict[str, Any] = {"error": f"{self.error_field or '$'}: {self.error_reason or 'unknown'}",
+                               "field": self.error_field or "$", "reason": self.error_reason or "unknown",
+                               "stage": self.error_stage or "judge"}
+        if self.event_id is not None:
+            out["event_id"] = self.event_id
+        if self.cost_ms is not None:
+            out["cost_ms"] = round(self.cost_ms, 1)
+        return out
 
 
 @dataclass(frozen=True)
@@ -71,22 +90,40 @@ def dump_history(items: Sequence[Fingerprint]) -> bytes:
 
 
 def _verdict_item(verdict: Verdict, now_ms: int) -> Judged:
-    body = verdict.to_dict()
-    return Judged(
-        event_id=verdict.event_id,
-        question_hash=verdict.question_hash,
-        routing=verdict.routing,
-        verdict=orjson.dumps(body),
-        alerts=tuple(alerts_for_verdict(body, now_ms)),
-        produced_at_ms=verdict.produced_at_ms,
-    )
-
-
-def _evaluate(guard: Guard, answers: list[AnswerEvent], histories: dict[str, list[Fingerprint]]
-              ) -> tuple[list[Verdict | EventFailure], dict[str, list[Fingerprint]]]:
     try:
-        results, updated = guard.evaluate_batch(answers, histories)
+        body = verdict.to_dict()
+        return Judged(
+            event_id=verdict.event_id,
+            question_hash=verdict.question_hash,
+            routing=verdict.routing,
+            verdict=orjson.dumps(body),
+            alerts=tuple(alerts_for_verdict(body, now_ms)),
+            produced_at_ms=verdict.produced_at_ms,
+        )
+    except Exception as exc:  # a verdict that cannot be written out is this event's failure alone
+        log.exception("verdict of event %s could not be serialised", verdict.event_id)
+        return Judged(event_id=verdict.event_id, question_hash=verdict.question_hash,
+                      produced_at_ms=verdict.produced_at_ms, error_stage="judge", error_field="$",
+                      error_reason=f"the verdict could not be serialised: {type(exc).__name__}: {exc}")
+
+
+def _failure_item(answer: AnswerEvent, failure: EventFailure) -> Judged:
+    return Judged(event_id=answer.event_id, question_hash=question_hash(answer.tenant, answer.question),
+                  produced_at_ms=answer.produced_at_ms, error_stage=failure.stage, error_field="$",
+                  error_reason=failure.error, cost_ms=failure.cost_ms)
+
+
+def _evaluate(guard: Guard, answers: list[AnswerEvent], histories: dict[str, list[Fingerprint]],
+              budget: CpuBudget | None) -> tuple[list[Verdict | EventFailure], dict[str, list[Fingerprint]]]:
+    limit: Limit | None = budget.limit if budget is not None else None
+    try:
+        if limit is None:
+            results, updated = guard.evaluate_batch(answers, histories)
+        else:
+            results, updated = guard.evaluate_batch(answers, histories, limit=limit)
         return list(results), {k: list(v) for k, v in updated.items()}
+    except OverBudget as exc:  # the batch's entity pass: find the event that costs it, alone
+        log.warning("entity pass over %d events stopped (%s); judging one event at a time", len(answers), exc)
     except Exception:  # outside the core's own per-event guard (NER over the batch, say)
         log.exception("batch of %d failed; judging one event at a time", len(answers))
     current = dict(histories)
@@ -95,7 +132,11 @@ def _evaluate(guard: Guard, answers: list[AnswerEvent], histories: dict[str, lis
     for answer in answers:
         key = question_hash(answer.tenant, answer.question)
         try:
-            (result,), one = guard.evaluate_batch([answer], {key: current.get(key, [])})
+            with limit(1) if limit is not None else contextlib.nullcontext():
+                (result,), one = guard.evaluate_batch([answer], {key: current.get(key, [])})
+        except OverBudget as exc:
+            out.append(EventFailure(answer.event_id, str(exc), stage="timeout", cost_ms=exc.spent_ms))
+            continue
         except Exception as exc:
             out.append(EventFailure(answer.event_id, f"{type(exc).__name__}: {exc}"))
             continue
@@ -108,23 +149,36 @@ def _evaluate(guard: Guard, answers: list[AnswerEvent], histories: dict[str, lis
 MISROUTED = "misrouted"
 
 
+def _decode(raw: Any, guard: Guard) -> AnswerEvent | Judged:
+    try:
+        return decode_event(raw, guard.config.limits)
+    except EventError as exc:
+        return Judged(error_stage="decode", error_field=exc.field, error_reason=exc.reason)
+    except Exception as exc:  # a payload no rule foresaw: refused like any other bad payload
+        log.exception("decoding a payload failed")
+        return Judged(error_stage="decode", error_field="$", error_reason=f"{type(exc).__name__}: {exc}")
+
+
 def judge_payloads(guard: Guard, payloads: Sequence[bytes], histories: Mapping[str, bytes | None],
-                   now_ms: int = 0, claimed_keys: Sequence[str | None] | None = None) -> JudgedBatch:
+                   now_ms: int = 0, claimed_keys: Sequence[str | None] | None = None, *,
+                   budget: CpuBudget | None = None) -> JudgedBatch:
     """Decode, judge and serialize a batch. `histories` holds the stored history of (at least) every
-    question in the batch, keyed by question hash; missing keys mean no history yet.
+    question in the batch, keyed by question hash; missing keys mean no history yet (only `.get` is used,
+    so a caller may pass a mapping that reads its store lazily).
 
     `claimed_keys[i]`, when given, is the question hash payload i was keyed by, and so the only history
     the caller read for it. A payload whose own question hash differs is not judged (it would have drifted
     against another question's history): it comes back `misrouted`, with its real hash, for the caller to
-    route properly."""
+    route properly.
+
+    `budget`, when given, stops an event that spends more CPU than it allows (budget.py)."""
     items: list[Judged | None] = [None] * len(payloads)
     answers: list[AnswerEvent] = []
     positions: list[int] = []
     for i, raw in enumerate(payloads):
-        try:
-            answer = decode_event(raw, guard.config.limits)
-        except EventError as exc:
-            items[i] = Judged(error_stage="decode", error_field=exc.field, error_reason=exc.reason)
+        answer = _decode(raw, guard)
+        if isinstance(answer, Judged):
+            items[i] = answer
             continue
         claimed = claimed_keys[i] if claimed_keys is not None else None
         if claimed is not None and (real := question_hash(answer.tenant, answer.question)) != claimed:
@@ -139,20 +193,18 @@ def judge_payloads(guard: Guard, payloads: Sequence[bytes], histories: Mapping[s
         key = question_hash(answer.tenant, answer.question)
         if key not in parsed:
             parsed[key] = load_history(histories.get(key))
-    results, updated = _evaluate(guard, answers, parsed) if answers else ([], {})
+    results, updated = _evaluate(guard, answers, parsed, budget) if answers else ([], {})
     for i, answer, result in zip(positions, answers, results):
-        if isinstance(result, EventFailure):
-            items[i] = Judged(event_id=answer.event_id, question_hash=question_hash(answer.tenant, answer.question),
-                              produced_at_ms=answer.produced_at_ms, error_stage="judge", error_field="$",
-                              error_reason=result.error)
-        else:
-            items[i] = _verdict_item(result, now_ms)
+        items[i] = _failure_item(answer, result) if isinstance(result, EventFailure) else _verdict_item(result, now_ms)
     done: list[Judged] = [item if item is not None else Judged(error_stage="judge", error_field="$",
                                                                error_reason="no result") for item in items]
     return JudgedBatch(done, {key: dump_history(value) for key, value in updated.items()})
 
 
-def failed_batch(count: int, reason: str) -> JudgedBatch:
-    """What to report when the judge itself could not run (its process died on every retry)."""
-    return JudgedBatch([Judged(error_stage="judge", error_field="$", error_reason=reason)] * count, {})
+def failed_batch(count: int, reason: str, stage: str = "judge", cost_ms: float | None = None,
+                 event_id: str | None = None) -> JudgedBatch:
+    """What to report when the judge itself could not finish: its process died (`judge`), or was stopped for
+    running past the wall-clock limit (`timeout`)."""
+    item = Judged(event_id=event_id, error_stage=stage, error_field="$", error_reason=reason, cost_ms=cost_ms)
+    return JudgedBatch([item] * count, {})
 

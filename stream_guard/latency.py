@@ -8,6 +8,10 @@ Pure and single-threaded (the worker's event loop owns one registry). Two views 
 
 Quantiles come from log-spaced buckets (5 % wide), so they are within a few percent of the exact value
 whatever the distribution, in constant memory.
+
+What producers write is not trusted to shape what operators read: an event's `produced_at` starts the
+end-to-end clock only when it is plausible (`e2e_origin`), and the number of (topic, partition) series is
+capped (`max_series`), so neither a bad clock nor made-up partitions can page anyone or grow /metrics.
 """
 
 from __future__ import annotations
@@ -22,6 +26,11 @@ PROM_BOUNDS_MS: tuple[float, ...] = (
     1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 2000, 5000, 10000, 30000, 60000,
 )
 QUANTILES: tuple[float, ...] = (0.5, 0.95, 0.99)
+# 2000-01-01T00:00:00Z. Earlier end-to-end origins are not real production times: a zero, or epoch seconds
+# read as milliseconds (1732270500 s is November 2024, but as ms it is January 1970).
+EARLIEST_PLAUSIBLE_MS = 946_684_800_000
+# A clock this far ahead of ours is wrong (microseconds, say), not skewed.
+FUTURE_TOLERANCE_MS = 10 * 60 * 1000
 _GROWTH = 1.05
 _LOG_GROWTH = math.log(_GROWTH)
 _MIN_MS = 0.01
@@ -139,6 +148,31 @@ class WindowedHistogram:
         return merged(self.ring)
 
 
+def implausible(at_ms: int | None, now_ms: float) -> str | None:
+    """Why `at_ms` cannot be when an event was produced (`before_2000`, `future`), or None if it can be."""
+    if at_ms is None:
+        return None
+    if at_ms < EARLIEST_PLAUSIBLE_MS:
+        return "before_2000"
+    if at_ms > now_ms + FUTURE_TOLERANCE_MS:
+        return "future"
+    return None
+
+
+def e2e_origin(produced_at_ms: int | None, kafka_ms: int | None, now_ms: float
+               ) -> tuple[int | None, list[str]]:
+    """Where an event's end-to-end clock starts: its produced_at, else its Kafka timestamp, each only if
+    plausible; with the reasons for every value passed over (for a counter)."""
+    passed_over: list[str] = []
+    for at_ms in (produced_at_ms, kafka_ms):
+        reason = implausible(at_ms, now_ms)
+        if reason is None and at_ms is not None:
+            return at_ms, passed_over
+        if reason is not None:
+            passed_over.append(reason)
+    return None, passed_over
+
+
 @dataclass
 class PartitionStats:
     topic: str
@@ -154,6 +188,8 @@ class PartitionStats:
 
 
 PartitionKey = tuple[str, int]
+# Where observations go once `max_series` partitions are tracked.
+OVERFLOW: PartitionKey = ("_overflow", -1)
 
 
 @dataclass
@@ -161,18 +197,26 @@ class LatencyRegistry:
     """Everything the worker measures; rendered at /metrics and summarised on the metrics topic."""
 
     window_slots: int = 6
+    # At most this many (topic, partition) series; more are booked together under OVERFLOW.
+    max_series: int = 512
     partitions: dict[PartitionKey, PartitionStats] = field(default_factory=dict)
     lag: dict[PartitionKey, int] = field(default_factory=dict)
     dead_letters: Counter[str] = field(default_factory=Counter)
     alerts: Counter[str] = field(default_factory=Counter)
     alerts_suppressed: Counter[str] = field(default_factory=Counter)
     pruned: Counter[str] = field(default_factory=Counter)  # by table
+    tombstones: Counter[str] = field(default_factory=Counter)  # by topic
+    clock_ignored: Counter[str] = field(default_factory=Counter)  # by reason (implausible)
 
     def stats(self, topic: str, partition: int) -> PartitionStats:
         key = (topic, partition)
         found = self.partitions.get(key)
         if found is None:
-            found = self.partitions[key] = PartitionStats(topic, partition, self.window_slots)
+            if len(self.partitions) >= self.max_series:
+                key = OVERFLOW
+                found = self.partitions.get(key)
+            if found is None:
+                found = self.partitions[key] = PartitionStats(key[0], key[1], self.window_slots)
         return found
 
     def observe(
@@ -266,7 +310,8 @@ def _histogram_family(name: str, help_text: str, items: list[tuple[dict[str, Any
 
 
 def render_prometheus(
-    registry: LatencyRegistry, *, budget_ms: float | None = None, extra_gauges: Mapping[str, float] | None = None
+    registry: LatencyRegistry, *, budget_ms: float | None = None, extra_gauges: Mapping[str, float] | None = None,
+    extra_counters: Mapping[str, tuple[str, float]] | None = None,
 ) -> str:
     """The registry in Prometheus' text format (what /metrics serves)."""
     parts = sorted(registry.partitions.items())
@@ -311,6 +356,10 @@ def render_prometheus(
          "Alerts not sent again because their alert_id was already sent (redelivery or replay)."),
         ("stream_guard_state_records_pruned_total", registry.pruned, "table",
          "State records deleted after their time to live."),
+        ("stream_guard_tombstones_skipped_total", registry.tombstones, "topic",
+         "Input messages with no value (tombstones): skipped, not judged."),
+        ("stream_guard_clock_values_ignored_total", registry.clock_ignored, "reason",
+         "produced_at values (or Kafka timestamps) too implausible to start the end-to-end clock."),
     ):
         family = _Family(name, "counter", help_text)
         for key, n in sorted(counter.items()):
@@ -320,6 +369,10 @@ def render_prometheus(
         budget = _Family("stream_guard_latency_budget_seconds", "gauge", "The configured end-to-end p99 budget.")
         budget.sample({}, budget_ms / 1000.0)
         lines += budget.lines
+    for name, (help_text, value) in sorted((extra_counters or {}).items()):
+        family = _Family(name, "counter", help_text)
+        family.sample({}, value)
+        lines += family.lines
     for name, value in sorted((extra_gauges or {}).items()):
         family = _Family(name, "gauge", name.replace("_", " "))
         family.sample({}, value)

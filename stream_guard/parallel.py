@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import logging
 import os
 import queue
 import signal
@@ -32,11 +33,14 @@ import orjson
 
 from stream_guard.config import DetectorConfig
 from stream_guard.history import HistoryStore, MemoryHistory, SQLiteHistory
+from stream_guard.budget import CpuBudget
 from stream_guard.judging import Judged, dump_history, judge_payloads, load_history
 from stream_guard.pipeline import Guard
 from stream_guard.text import normalize_question, question_hash
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 # The quality score's latency part in replays: within budget (full marks), whatever this machine measures.
 REPLAY_QUALITY_LATENCY_MS = 0.0
@@ -98,6 +102,8 @@ class Shard:
 
     def __init__(self, config: DetectorConfig, drift_db: str | None = None) -> None:
         self.guard = Guard(config, quality_latency_ms=REPLAY_QUALITY_LATENCY_MS)
+        # The streaming judge's per-event CPU budget: an event over it is an error object, never a stall.
+        self.budget = CpuBudget(config.event_budget_ms)
         self.store: HistoryStore = SQLiteHistory(drift_db) if drift_db else MemoryHistory()
 
     @property
@@ -106,7 +112,14 @@ class Shard:
 
     def judge(self, payloads: Sequence[bytes], keys: Sequence[str | None]) -> list[Judged]:
         histories = {key: dump_history(self.store.get(key)) for key in set(keys) if key}
-        batch = judge_payloads(self.guard, payloads, histories)
+        try:
+            batch = judge_payloads(self.guard, payloads, histories, budget=self.budget)
+        except Exception as exc:  # judge_payloads keeps each event's failure to itself; this is a bug around it
+            if len(payloads) > 1:
+                return [item for one, key in zip(payloads, keys) for item in self.judge([one], [key])]
+            log.exception("the judge failed outside its per-event guard")
+            return [Judged(error_stage="judge", error_field="$",
+                           error_reason=f"the judge failed: {type(exc).__name__}: {exc}")]
         for key, raw in batch.histories.items():
             self.store.put(key, load_history(raw), self.guard.config.window_size)
         return batch.items

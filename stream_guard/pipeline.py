@@ -8,12 +8,14 @@ becomes the norm.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, ContextManager, Mapping, Sequence
 
+from stream_guard.budget import OverBudget
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.config import DetectorConfig
 from stream_guard.detector import HallucinationDetector
@@ -34,10 +36,21 @@ DELIVERED_ROUTES = frozenset({"accept", "healed_accept"})
 
 @dataclass(frozen=True)
 class EventFailure:
-    """An event the pipeline could not judge (a bug, not bad input): it goes to the dead-letter topic."""
+    """An event the pipeline could not judge: a bug (`judge`), or more CPU than its budget (`timeout`, with
+    the cost it had reached). Bad input never gets this far. It goes to the dead-letter topic."""
 
     event_id: str
     error: str
+    stage: str = "judge"
+    cost_ms: float | None = None
+
+
+# A scope bounding the work on n events (stream_guard/budget.py, CpuBudget.limit).
+Limit = Callable[[int], ContextManager[object]]
+
+
+def _unlimited(events: int) -> ContextManager[object]:
+    return contextlib.nullcontext()
 
 
 class Guard:
@@ -59,21 +72,32 @@ class Guard:
         return self._decide(event, inspection, history)
 
     def evaluate_batch(
-        self, events: Sequence[AnswerEvent], histories: Mapping[str, Sequence[Fingerprint]]
+        self, events: Sequence[AnswerEvent], histories: Mapping[str, Sequence[Fingerprint]], *,
+        limit: Limit = _unlimited,
     ) -> tuple[list[Verdict | EventFailure], dict[str, list[Fingerprint]]]:
         """Judge a batch in order. Events on the same question see each other's delivered answers.
 
         Returns one Verdict (or EventFailure) per event and, for every key whose history changed, the new
         bounded history to write back.
+
+        `limit(n)` bounds the work on n events: the batch's entity pass runs under limit(len(events)), each
+        event's decision under limit(1). An event whose decision overruns fails alone, as a timeout; an entity
+        pass that overruns raises OverBudget, for the caller to judge the events one at a time.
         """
-        inspections = self.detector.with_entities([_inspection(e) for e in events])
+        with limit(len(events)):
+            inspections = self.detector.with_entities([_inspection(e) for e in events])
         current = {key: list(value) for key, value in histories.items()}
         updated: dict[str, list[Fingerprint]] = {}
         results: list[Verdict | EventFailure] = []
         for event, inspection in zip(events, inspections):
             key = question_hash(event.tenant, event.question)
             try:
-                verdict, record = self._decide(event, inspection, current.get(key, []))
+                with limit(1):
+                    verdict, record = self._decide(event, inspection, current.get(key, []))
+            except OverBudget as exc:
+                log.warning("event %s stopped: %s", event.event_id, exc)
+                results.append(EventFailure(event.event_id, str(exc), stage="timeout", cost_ms=exc.spent_ms))
+                continue
             except Exception as exc:  # one event's bug must not sink the batch
                 log.exception("failed to judge event %s", event.event_id)
                 results.append(EventFailure(event.event_id, f"{type(exc).__name__}: {exc}"))

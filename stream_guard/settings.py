@@ -8,13 +8,24 @@ so containers and Kubernetes configure workers without files.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
+from stream_guard.config import LIMITS_ENV_PREFIX, ConfigError, coerce, detector_setting_names, limit_names
+
 ENV_PREFIX = "STREAM_GUARD_"
 TOPIC_ENV_PREFIX = "STREAM_GUARD_TOPIC_"
+# The project's `STREAM_GUARD_*` variables that are not settings. Any other `STREAM_GUARD_*` variable that
+# names no stream or detector setting is refused at start: a misspelt one would otherwise be ignored.
+OTHER_VARIABLES = frozenset({
+    "STREAM_GUARD_DATA",              # the labelled data sets (bench/)
+    "STREAM_GUARD_TANSU_BIN",         # the embedded broker's binary (agents/embedded_broker.py)
+    "STREAM_GUARD_TEST_BROKER",       # `embedded`: the tests skip Docker (tests/conftest.py)
+    "STREAM_GUARD_REQUIRE_BROWSER",   # CI: a missing chromium fails the page tests
+    "STREAM_GUARD_CHROMIUM",          # the page tests' chromium binary
+    "STREAM_GUARD_WORKER_NAME",       # a worker's name in metrics and dead letters (agents/app.py)
+})
 # Kafka topic names: letters, digits, '.', '_', '-', at most 249 characters.
 _TOPIC_RE = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _BROKER_RE = re.compile(r"^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$")
@@ -63,7 +74,8 @@ class StreamSettings:
     batch_max: int = 32
     batch_within_ms: int = 0
 
-    # Where the checks run: "process" (a child process: the event loop keeps its own core) or "thread".
+    # Where the checks run: "process", a child process (the event loop keeps its own core). The "thread"
+    # executor was removed: a judge thread cannot be stopped when an event overruns its CPU budget.
     executor: str = "process"
 
     # An alert fires when a partition's end-to-end p99 over the recent window passes the budget.
@@ -144,8 +156,11 @@ class StreamSettings:
                      "heartbeat_interval_s", "commit_interval_s", "alert_dedupe_ttl_s", "alert_prune_interval_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
-        if self.executor not in ("thread", "process"):
-            raise ValueError(f"executor must be thread or process, got {self.executor!r}")
+        if self.executor == "thread":
+            raise ConfigError("executor", "'thread' was removed: a judge thread cannot be stopped when an event "
+                                          "overruns its CPU budget, and it stalls the worker meanwhile; use process")
+        if self.executor != "process":
+            raise ConfigError("executor", f"must be process, got {self.executor!r}")
         if not 0 <= self.web_port <= 65535:
             raise ValueError(f"web_port must be 0-65535, got {self.web_port}")
         if self.heartbeat_interval_s >= self.session_timeout_s:
@@ -168,56 +183,12 @@ class StreamSettings:
             raise ValueError("ssl_keyfile needs ssl_certfile")
 
 
-def _coerce(name: str, kind: Any, value: Any) -> Any:
-    """Environment values are text; TOML values are typed. Accept both, reject anything ambiguous."""
-    text = value.strip() if isinstance(value, str) else None
-    if kind in ("bool", bool):
-        if isinstance(value, bool):
-            return value
-        if text is not None and text.lower() in ("1", "true", "yes", "on"):
-            return True
-        if text is not None and text.lower() in ("0", "false", "no", "off"):
-            return False
-        raise ValueError(f"{name}: expected a boolean, got {value!r}")
-    if kind in ("int", int):
-        if isinstance(value, bool):
-            raise ValueError(f"{name}: expected an integer, got {value!r}")
-        if isinstance(value, int):
-            return value
-        if text is not None and re.fullmatch(r"[+-]?\d+", text.replace("_", "")):
-            return int(text.replace("_", ""))
-        raise ValueError(f"{name}: expected an integer, got {value!r}")
-    if kind in ("float", float):
-        if isinstance(value, bool):
-            raise ValueError(f"{name}: expected a number, got {value!r}")
-        number = float(value) if isinstance(value, (int, float)) else None
-        if number is None and text is not None:
-            try:
-                number = float(text)
-            except ValueError:
-                number = None
-        if number is None or not math.isfinite(number):
-            raise ValueError(f"{name}: expected a finite number, got {value!r}")
-        return number
-    if kind in ("str | None",):
-        if value is None or text == "":
-            return None
-        if text is None:
-            raise ValueError(f"{name}: expected text, got {value!r}")
-        return text
-    if kind in ("str", str):
-        if text is None:
-            raise ValueError(f"{name}: expected text, got {value!r}")
-        return text
-    raise TypeError(f"{name}: unsupported setting type {kind!r}")  # pragma: no cover - a new field's type
-
-
 def _topics_from(data: Mapping[str, Any], base: TopicNames) -> TopicNames:
     known = {f.name for f in fields(TopicNames)}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"unknown topic key(s): {', '.join(unknown)}")
-    return replace(base, **{k: _coerce(f"topics.{k}", "str", v) for k, v in data.items()})
+    return replace(base, **{k: coerce(f"topics.{k}", "str", v) for k, v in data.items()})
 
 
 def settings_from_mapping(data: Mapping[str, Any], base: StreamSettings | None = None) -> StreamSettings:
@@ -237,16 +208,44 @@ def settings_from_mapping(data: Mapping[str, Any], base: StreamSettings | None =
             else:
                 raise ValueError(f"topics: expected a table of topic names, got {type(value).__name__}")
         else:
-            values[name] = _coerce(name, kinds[name], value)
+            values[name] = coerce(name, kinds[name], value)
     return replace(base, **values)
 
 
-def settings_from_env(env: Mapping[str, str]) -> dict[str, Any]:
-    """The `STREAM_GUARD_*` variables as a mapping for `settings_from_mapping`; others are ignored.
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """`STREAM_GUARD_*` variables that name no stream setting, topic, detector setting or limit, and are not
+    one of the project's other variables (OTHER_VARIABLES): misspellings, most likely."""
+    stream = {f.name for f in fields(StreamSettings)} - {"topics"}
+    topics = {f.name for f in fields(TopicNames)}
+    detector = detector_setting_names() - {"limits"}
+    limits = limit_names()
+    out = []
+    for key in env:
+        if not key.startswith(ENV_PREFIX) or key in OTHER_VARIABLES:
+            continue
+        if key.startswith(TOPIC_ENV_PREFIX) and key[len(TOPIC_ENV_PREFIX):].lower() in topics:
+            continue
+        if key.startswith(LIMITS_ENV_PREFIX) and key[len(LIMITS_ENV_PREFIX):].lower() in limits:
+            continue
+        name = key[len(ENV_PREFIX):]
+        if name.isupper() and name.lower() in stream | detector:
+            continue
+        out.append(key)
+    return sorted(out)
 
-    Variables that are not settings (STREAM_GUARD_DATA, STREAM_GUARD_TANSU_BIN, ...) belong to other parts
-    of the project and are skipped rather than rejected.
-    """
+
+def check_environment(env: Mapping[str, str]) -> None:
+    """Refuse unknown `STREAM_GUARD_*` variables by name (ConfigError), as a config file's unknown key is."""
+    unknown = unknown_variables(env)
+    if unknown:
+        raise ConfigError(unknown[0], f"unknown environment variable(s): {', '.join(unknown)}; settings are "
+                                      "STREAM_GUARD_<SETTING>, STREAM_GUARD_TOPIC_<TOPIC> and "
+                                      "STREAM_GUARD_LIMITS_<LIMIT> (see README, Configuration)")
+
+
+def settings_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """The stream settings among the `STREAM_GUARD_*` variables, as a mapping for `settings_from_mapping`.
+    Detector settings are config.py's to read; unknown variables are refused by `check_environment`."""
     names = {f.name for f in fields(StreamSettings)} - {"topics"}
     topic_names = {f.name for f in fields(TopicNames)}
     out: dict[str, Any] = {}
@@ -271,6 +270,8 @@ def load_settings(
     overrides: Mapping[str, Any] | None = None,
 ) -> StreamSettings:
     """Defaults < the file's `[stream]` table < environment < explicit overrides (command-line flags)."""
+    if env:
+        check_environment(env)
     settings = StreamSettings()
     if file_doc:
         section = file_doc.get("stream", {})

@@ -142,6 +142,23 @@ class Worker:
             return ""
 
 
+@dataclass
+class ScriptWorker(Worker):
+    """A worker run by a Python script (`python -c SCRIPT worker ...`) that patches something first."""
+
+    script: str = ""
+
+    def start(self) -> "ScriptWorker":
+        env = {**os.environ, **self.names.env(), **self.extra_env}
+        cmd = [sys.executable, "-c", self.script, "worker", "--broker", self.names.broker, "--data-dir",
+               str(self.data_dir), "--web-port", str(self.web_port), "--ner", self.ner, "--name", self.name,
+               "--loglevel", "info"]
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+        return self
+
+
 def new_worker(names: Names, tmp_path: Path, registry: list[Worker], name: str, *, data_dir: str | None = None,
                **kwargs: Any) -> Worker:
     worker = Worker(names, tmp_path / (data_dir or f"data-{name}"), tmp_path / f"{name}.log", name=name, **kwargs)
@@ -155,14 +172,15 @@ def event(event_id: str, question: str, context: list[str], answer: str, tenant:
                          "answer": answer, **extra})
 
 
-async def _produce(broker: str, topic: str, payloads: list[bytes], pace_s: float,
-                   keys: Sequence[bytes | None] | None) -> None:
+async def _produce(broker: str, topic: str, payloads: Sequence[bytes | None], pace_s: float,
+                   keys: Sequence[bytes | None] | None,
+                   headers: Sequence[list[tuple[str, bytes]] | None] | None = None) -> None:
     producer = await start_producer(broker)
     try:
         pending = []
         for i, payload in enumerate(payloads):
-            key = partition_key(payload) if keys is None else keys[i]
-            pending.append(await producer.send(topic, payload, key=key))
+            key = partition_key(payload or b"") if keys is None else keys[i]
+            pending.append(await producer.send(topic, payload, key=key, headers=headers[i] if headers else None))
             if pace_s:
                 await asyncio.sleep(pace_s)
         await asyncio.gather(*pending)
@@ -170,10 +188,12 @@ async def _produce(broker: str, topic: str, payloads: list[bytes], pace_s: float
         await producer.stop()
 
 
-def produce(names: Names, payloads: list[bytes], pace_s: float = 0.0,
-            keys: Sequence[bytes | None] | None = None) -> None:
-    """Publish to the answers topic, keyed by question hash as `stream-guard produce` does, or by `keys`."""
-    asyncio.run(_produce(names.broker, names.topics.answers, payloads, pace_s, keys))
+def produce(names: Names, payloads: Sequence[bytes | None], pace_s: float = 0.0,
+            keys: Sequence[bytes | None] | None = None,
+            headers: Sequence[list[tuple[str, bytes]] | None] | None = None) -> None:
+    """Publish to the answers topic, keyed by question hash as `stream-guard produce` does, or by `keys`
+    (a None payload is a tombstone)."""
+    asyncio.run(_produce(names.broker, names.topics.answers, payloads, pace_s, keys, headers))
 
 
 def read_json(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[dict[str, Any]]:

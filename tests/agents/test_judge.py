@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from typing import Iterator
+from typing import Any, Iterator
 
 import orjson
 import pytest
@@ -27,7 +27,7 @@ def payload(event_id: str, days: int) -> bytes:
 
 @pytest.fixture(scope="module")
 def judge() -> Iterator[Judge]:
-    judge = Judge(CONFIG, "process")
+    judge = Judge(CONFIG)
     yield judge
     judge.close()
 
@@ -68,3 +68,50 @@ def test_an_abandoned_call_does_not_hand_its_answer_to_the_next_one(judge: Judge
         return [item.event_id for item in result.items]
 
     assert asyncio.run(abandon_then_ask()) == ["new"]
+
+
+def test_an_event_over_its_cpu_budget_is_stopped_and_its_batch_mates_judged() -> None:
+    from judge_hooks import misbehave
+
+    judge = Judge(DetectorConfig(ner="regex", log_flagged=False, event_budget_ms=50), setup=misbehave)
+    try:
+        result = asyncio.run(judge.judge([payload("a", 14), payload("spin-1", 14), payload("b", 30)], {}, 0))
+    finally:
+        judge.close()
+    assert [(i.event_id, i.ok, i.error_stage) for i in result.items] == \
+        [("a", True, None), ("spin-1", False, "timeout"), ("b", True, None)]
+    spun = result.items[1]
+    assert spun.cost_ms is not None and spun.cost_ms >= 50
+    assert spun.error_reason is not None and spun.error_reason.startswith("timeout: spent")
+    assert judge.replaced == 0  # the CPU timer stopped it: no process had to go
+
+
+def test_an_event_stuck_in_native_code_is_killed_replaced_and_reported_stuck_meanwhile() -> None:
+    from judge_hooks import misbehave
+
+    judge = Judge(DetectorConfig(ner="regex", log_flagged=False, event_budget_ms=50), setup=misbehave)
+    limit_s = judge.budget.wall_limit_s(3)
+    reasons: list[str] = []
+
+    async def judge_and_watch() -> Any:
+        call = asyncio.ensure_future(judge.judge([payload("c", 14), payload("hang-1", 14), payload("d", 30)], {}, 0))
+        while not call.done():
+            reason = judge.stuck()
+            if reason:
+                reasons.append(reason)
+            await asyncio.sleep(0.1)
+        return call.result()
+
+    try:
+        assert judge.stuck() is None
+        result = asyncio.run(asyncio.wait_for(judge_and_watch(), 60))
+        assert judge.stuck() is None  # the batch is done: healthy again
+    finally:
+        judge.close()
+    assert [(i.event_id, i.ok) for i in result.items[::2]] == [("c", True), ("d", True)]
+    hung = result.items[1]
+    assert (hung.ok, hung.error_stage) == (False, "timeout")
+    assert hung.error_reason is not None and "killed and replaced" in hung.error_reason
+    assert judge.replaced >= 2  # the batch's process, then the one the hanging event had to itself
+    # Health saw it: past the batch's wall-clock limit, with the reason.
+    assert reasons and "past the" in reasons[0] and f"{limit_s:.1f} s" in reasons[0]

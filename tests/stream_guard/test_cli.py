@@ -27,7 +27,8 @@ def test_one_verdict_line_per_input_line_in_order_with_errors_inline(tmp_path):
     assert len(out) == 4
     assert out[0]["event_id"] == CLEAN.event_id and out[0]["routing"] == "accept"
     assert out[1]["line"] == 2 and "not valid JSON" in out[1]["error"]
-    assert out[2] == {"line": 3, "error": "answer: is required", "field": "answer", "reason": "is required"}
+    assert out[2] == {"line": 3, "error": "answer: is required", "field": "answer", "reason": "is required",
+                      "stage": "decode"}
     assert out[3]["event_id"] == BILLING.event_id and out[3]["routing"] == "healed_accept"
     for verdict in (out[0], out[3]):
         for key in ("tenant", "flagged", "hallucination_score", "risk", "delivered_answer", "original_answer",
@@ -74,3 +75,143 @@ def test_strict_preset_demands_more_overlap_per_claim(tmp_path):
     _, strict = run_check(tmp_path, [orjson.dumps(event)], "--preset", "strict")
     assert general[0]["checks"]["faithfulness"]["score"] == 1.0
     assert strict[0]["checks"]["faithfulness"]["score"] == 0.0
+
+
+# --- hardening: bad lines cost only themselves; configuration is checked at start -----------------------------
+
+import argparse  # noqa: E402
+import io  # noqa: E402
+import os  # noqa: E402
+
+import pytest  # noqa: E402
+
+from stream_guard import cli, parallel  # noqa: E402
+from stream_guard.judging import judge_payloads  # noqa: E402
+from stream_guard.config import build_config  # noqa: E402
+from stream_guard.pipeline import Guard  # noqa: E402
+
+DEEP = b'{"event_id": "deep", "answer": "The answer.", "metadata": ' + b'{"a": ' * 300 + b"1" + b"}" * 300 + b"}"
+
+
+def check_in_process(lines, **flags):
+    """`stream-guard check` in this process (its main thread, so the CPU budget is enforced as in a run)."""
+    source = io.BytesIO(b"".join(line + b"\n" for line in lines))
+    args = argparse.Namespace(path="-", config=None, preset=None, ner="regex", drift_db=None, output="-",
+                              quiet=True, **{"jobs": 1, **flags})
+    out, err = io.BytesIO(), io.StringIO()
+    stdin = cli.sys.stdin
+    cli.sys.stdin = argparse.Namespace(buffer=source)
+    try:
+        code = cli.run_check(args, out, err)
+    finally:
+        cli.sys.stdin = stdin
+    return code, [orjson.loads(line) for line in out.getvalue().splitlines()], err.getvalue()
+
+
+def test_a_poison_line_is_an_error_object_and_every_later_line_is_judged(tmp_path):
+    lines = [orjson.dumps(CLEAN.to_dict()), DEEP, orjson.dumps(BILLING.to_dict()),
+             orjson.dumps({**CLEAN.to_dict(), "event_id": "big", "answer": "x" * 1_100_000})]
+    proc, out = run_check(tmp_path, lines)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr
+    assert [o.get("event_id") for o in out] == [CLEAN.event_id, None, BILLING.event_id, None]
+    assert out[1] == {"line": 2, "error": "metadata: is nested more than 32 levels deep", "field": "metadata",
+                      "reason": "is nested more than 32 levels deep", "stage": "decode"}
+    assert out[3]["line"] == 4 and "over the limit of 1000000" in out[3]["error"]  # the payload limit, as streaming
+
+
+def test_a_utf8_bom_does_not_make_line_one_an_error(tmp_path):
+    proc, out = run_check(tmp_path, [b"\xef\xbb\xbf" + orjson.dumps(CLEAN.to_dict()), orjson.dumps(BILLING.to_dict())])
+    assert [o.get("routing") for o in out] == ["accept", "healed_accept"]
+
+
+def test_an_event_over_its_cpu_budget_is_a_timeout_with_its_line_and_cost(monkeypatch):
+    class SlowOnCue(Guard):
+        def _decide(self, event, *args):
+            while event.event_id == "slow":
+                sum(range(1000))
+            return super()._decide(event, *args)
+
+    monkeypatch.setattr(parallel, "Guard", SlowOnCue)  # --jobs 1 judges in this process
+    monkeypatch.setenv("STREAM_GUARD_EVENT_BUDGET_MS", "40")
+    slow = orjson.dumps({**CLEAN.to_dict(), "event_id": "slow"})
+    code, out, _ = check_in_process([orjson.dumps(CLEAN.to_dict()), slow, orjson.dumps(BILLING.to_dict())])
+    assert code == 0
+    assert [o.get("routing") for o in out] == ["accept", None, "healed_accept"]
+    timeout = out[1]
+    assert (timeout["line"], timeout["event_id"], timeout["stage"]) == (2, "slow", "timeout")
+    assert timeout["cost_ms"] >= 40 and timeout["error"].startswith("$: timeout: spent")
+
+
+def test_a_judge_failure_carries_its_line(monkeypatch):
+    class FailsOnCue(Guard):
+        def _decide(self, event, *args):
+            if event.event_id == "boom":
+                raise RuntimeError("injected")
+            return super()._decide(event, *args)
+
+    monkeypatch.setattr(parallel, "Guard", FailsOnCue)
+    code, out, _ = check_in_process([orjson.dumps({**CLEAN.to_dict(), "event_id": "boom"}),
+                                     orjson.dumps(CLEAN.to_dict())])
+    assert out[0] == {"line": 1, "event_id": "boom", "error": "$: RuntimeError: injected", "field": "$",
+                      "reason": "RuntimeError: injected", "stage": "judge"}
+    assert out[1]["routing"] == "accept"
+
+
+@pytest.mark.parametrize(("env", "needle"), [
+    ({"STREAM_GUARD_FLAG_THRESHOLD": "x"}, b"flag_threshold: expected a finite number, got 'x'"),
+    ({"STREAM_GUARD_FLAG_THRESHOLD": "5"}, b"flag_threshold: must be a number from 0 to 1"),
+    ({"STREAM_GUARD_NER": "foo"}, b"ner: must be one of auto, spacy, regex"),
+    ({"STREAM_GUARD_LIMITS_MAX_ANSWER_CHARS": "x"}, b"limits.max_answer_chars: expected an integer"),
+    ({"STREAM_GUARD_DRIFT_MIN_HISTORY": "0"}, b"drift_min_history: must be an integer of at least 1"),
+    ({"STREAM_GUARD_WINDOW_SIZE": "-1"}, b"window_size: must be an integer of at least 1"),
+    ({"STREAM_GUARD_FLAG_TRESHOLD": "0.5"}, b"unknown environment variable(s): STREAM_GUARD_FLAG_TRESHOLD"),
+])
+def test_a_bad_setting_exits_2_naming_it_without_a_traceback(tmp_path, env, needle):
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(orjson.dumps(CLEAN.to_dict()) + b"\n")
+    proc = subprocess.run([sys.executable, "-m", "stream_guard.cli", "check", str(path), "--ner", "regex"],
+                          capture_output=True, timeout=120, env={**os.environ, **env})
+    assert proc.returncode == 2 and needle in proc.stderr and b"Traceback" not in proc.stderr
+    assert proc.stdout == b""
+
+
+def test_a_bad_setting_in_the_config_file_exits_2_too(tmp_path):
+    cfg = tmp_path / "guard.toml"
+    cfg.write_text('[detector]\nflag_threshold = "x"\n')
+    proc, _ = run_check(tmp_path, [orjson.dumps(CLEAN.to_dict())], "--config", str(cfg))
+    assert proc.returncode == 2 and b"flag_threshold: expected a finite number" in proc.stderr
+
+
+# Payloads at the edges of the contract. The worker's decode path is judge_payloads on the raw bytes.
+EDGE_PAYLOADS = [
+    b"\xef\xbb\xbf" + orjson.dumps(CLEAN.to_dict()),
+    orjson.dumps({**CLEAN.to_dict(), "metadata": []}),
+    orjson.dumps({**CLEAN.to_dict(), "metadata": False}),
+    orjson.dumps({**CLEAN.to_dict(), "metadata": 0}),
+    orjson.dumps({**CLEAN.to_dict(), "metadata": ""}),
+    orjson.dumps({**CLEAN.to_dict(), "metadata": True}),
+    orjson.dumps({**CLEAN.to_dict(), "metadata": None}),
+    orjson.dumps({**CLEAN.to_dict(), "answer": ""}),
+    orjson.dumps({**CLEAN.to_dict(), "answer": "  "}),
+    orjson.dumps({**CLEAN.to_dict(), "answer": "y" * 1_000_001}),
+    DEEP,
+    b"\xff\xfe not utf-8",
+    b"[1, 2]",
+    b'{"event_id": "e"',
+    orjson.dumps({**CLEAN.to_dict(), "produced_at": -1}),
+    orjson.dumps({**CLEAN.to_dict(), "context": [{"id": 1, "text": "a"}, {"id": "1", "text": "b"}]}),
+]
+
+
+def test_check_and_the_worker_accept_and_refuse_the_same_events_with_the_same_messages():
+    _, out, _ = check_in_process(EDGE_PAYLOADS)
+    worker = judge_payloads(Guard(build_config(None, None, "regex")), EDGE_PAYLOADS, {}, 0)
+    assert len(out) == len(worker.items) == len(EDGE_PAYLOADS)
+    for number, (line, item) in enumerate(zip(out, worker.items), start=1):
+        if item.ok:
+            assert line["event_id"] == item.event_id and line["routing"] == item.routing
+        else:
+            assert line == {"line": number, **item.error_object()}
+    refused = [line.get("field") for line in out if "error" in line]
+    assert refused == ["metadata"] * 5 + ["answer"] * 2 + ["$", "metadata", "$", "$", "$", "produced_at",
+                                                          "context[1].id"]

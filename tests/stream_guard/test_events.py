@@ -105,3 +105,60 @@ def test_parsing_arbitrary_objects_only_ever_raises_event_error(obj):
         parse_event(obj)
     except EventError:
         pass
+
+
+# --- one contract for the worker and `check` (issue: hardening) ----------------------------------------------
+
+
+@pytest.mark.parametrize("metadata", [[], False, 0, "", True, 1, "chat", [1]])
+def test_metadata_that_is_not_an_object_is_refused_whatever_its_truthiness(metadata):
+    with pytest.raises(EventError) as caught:
+        parse_event(event(metadata=metadata))
+    assert caught.value.field == "metadata" and "must be an object" in caught.value.reason
+
+
+def test_absent_or_null_metadata_is_empty():
+    assert parse_event(event()).metadata == {} and parse_event(event(metadata=None)).metadata == {}
+
+
+def test_metadata_nested_too_deep_for_the_verdict_is_refused_at_the_door():
+    # 300 levels: orjson reads it, but could not write it back into the verdict.
+    with pytest.raises(EventError, match="metadata: is nested more than 32 levels deep"):
+        decode_event(b'{"event_id": "d", "answer": "a", "metadata": ' + b'{"a": ' * 300 + b"1" + b"}" * 300 + b"}")
+    parse_event(event(metadata=_nest(31)))  # within the limit
+    with pytest.raises(EventError):
+        parse_event(event(metadata=_nest(33)))
+
+
+def _nest(levels):
+    value = 1
+    for _ in range(levels - 1):
+        value = [value]
+    return {"k": value}
+
+
+@pytest.mark.parametrize("answer", ["", "   ", "\n\t"])
+def test_an_empty_answer_is_refused_there_would_be_nothing_to_deliver(answer):
+    with pytest.raises(EventError) as caught:
+        parse_event(event(answer=answer))
+    assert caught.value.field == "answer" and "must not be empty" in caught.value.reason
+
+
+def test_a_utf8_bom_before_the_json_is_ignored():
+    raw = orjson.dumps(event())
+    assert decode_event(b"\xef\xbb\xbf" + raw) == decode_event(raw)
+
+
+@pytest.mark.parametrize(("raw", "reason"), [
+    (None, "tombstone"), (b"", "payload is empty"), (b"  \n", "payload is empty"), (123, "must be bytes")])
+def test_no_payload_at_all_is_an_event_error_never_a_type_error(raw, reason):
+    with pytest.raises(EventError, match=reason):
+        decode_event(raw)
+
+
+def test_the_payload_limit_counts_the_bytes_as_they_arrive():
+    limits = Limits(max_event_bytes=100)
+    with pytest.raises(EventError, match="over the limit of 100"):
+        decode_event(orjson.dumps(event(answer="x" * 200)), limits)
+    with pytest.raises(EventError, match="over the limit of 100"):
+        decode_event(orjson.dumps(event(answer="x" * 200)).decode(), limits)

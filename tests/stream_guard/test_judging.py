@@ -114,3 +114,75 @@ def test_a_payload_keyed_by_another_question_is_handed_back_unjudged(guard: Guar
     assert broken.error_stage == "decode"  # a bad payload is bad wherever it was keyed
     # Only the two judged events entered the history.
     assert set(batch.histories) == {key} and len(load_history(batch.histories[key])) == 2
+
+
+# --- isolation: whatever goes wrong with one event is that event's alone -------------------------------------
+
+
+def other_tenants(n: int) -> list[bytes]:
+    return [orjson.dumps({"event_id": f"t{i}", "tenant": f"tenant-{i}", "question": "What is the refund window?",
+                          "context": ["Refunds are accepted within 14 days of purchase."],
+                          "answer": "Refunds are accepted within 14 days of purchase."}) for i in range(n)]
+
+
+def test_poison_payloads_cost_only_themselves(guard: Guard) -> None:
+    deep = b'{"event_id": "deep", "answer": "a", "metadata": ' + b'{"a": ' * 300 + b"1" + b"}" * 300 + b"}"
+    valid = other_tenants(4)
+    batch = judge_payloads(guard, [valid[0], None, valid[1], deep, valid[2], b"", valid[3]],  # type: ignore[list-item]
+                           {}, now_ms=1)
+    assert [i.event_id for i in batch.items if i.ok] == ["t0", "t1", "t2", "t3"]
+    failed = [(i.error_stage, i.error_field) for i in batch.items if not i.ok]
+    assert failed == [("decode", "$"), ("decode", "metadata"), ("decode", "$")]
+
+
+def test_a_verdict_that_cannot_be_serialised_fails_alone(guard: Guard, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stream_guard import verdict as verdict_module
+
+    to_dict = verdict_module.Verdict.to_dict
+
+    def broken_for_t1(self: Any) -> dict[str, Any]:
+        body = to_dict(self)
+        if self.event_id == "t1":
+            body["unserialisable"] = object()
+        return body
+
+    monkeypatch.setattr(verdict_module.Verdict, "to_dict", broken_for_t1)
+    batch = judge_payloads(guard, other_tenants(3), {}, now_ms=1)
+    assert [(i.event_id, i.ok) for i in batch.items] == [("t0", True), ("t1", False), ("t2", True)]
+    assert batch.items[1].error_stage == "judge" and "could not be serialised" in (batch.items[1].error_reason or "")
+
+
+def test_an_event_over_its_cpu_budget_times_out_alone_with_its_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stream_guard.budget import CpuBudget
+
+    guard = Guard(DetectorConfig(ner="regex", log_flagged=False))
+    decide = guard._decide
+
+    def slow_for_t1(event: Any, *args: Any) -> Any:
+        while event.event_id == "t1":
+            sum(range(1000))
+        return decide(event, *args)
+
+    monkeypatch.setattr(guard, "_decide", slow_for_t1)
+    batch = judge_payloads(guard, other_tenants(3), {}, now_ms=1, budget=CpuBudget(40))
+    assert [(i.event_id, i.error_stage) for i in batch.items] == [("t0", None), ("t1", "timeout"), ("t2", None)]
+    slow = batch.items[1]
+    assert slow.cost_ms is not None and slow.cost_ms >= 40
+    assert slow.error_object()["cost_ms"] >= 40 and slow.error_object()["stage"] == "timeout"
+    assert slow.error_object()["error"].startswith("$: timeout: spent")
+
+
+def test_an_entity_pass_over_budget_is_retried_one_event_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stream_guard.budget import CpuBudget
+
+    guard = Guard(DetectorConfig(ner="regex", log_flagged=False))
+    with_entities = guard.detector.with_entities
+
+    def slow_on_t1(inspections: Any) -> Any:
+        while any(i.tenant == "tenant-1" for i in inspections):
+            sum(range(1000))
+        return with_entities(inspections)
+
+    monkeypatch.setattr(guard.detector, "with_entities", slow_on_t1)
+    batch = judge_payloads(guard, other_tenants(3), {}, now_ms=1, budget=CpuBudget(40))
+    assert [(i.event_id, i.error_stage) for i in batch.items] == [("t0", None), ("t1", "timeout"), ("t2", None)]

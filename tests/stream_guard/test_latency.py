@@ -108,3 +108,44 @@ def test_prometheus_text_parses_and_has_cumulative_buckets() -> None:
     assert families["stream_guard_latency_budget_seconds"].samples[0].value == 0.05
     quantiles = families["stream_guard_latency_recent_seconds"].samples
     assert {s.labels["quantile"] for s in quantiles} == {"0.5", "0.95", "0.99"}
+
+
+# --- what producers write cannot page operators or grow /metrics ----------------------------------------------
+
+from stream_guard.latency import OVERFLOW, e2e_origin, implausible  # noqa: E402
+
+NOW = 1_763_800_000_000  # 2025-11-22, in epoch milliseconds
+KAFKA = NOW - 40
+
+
+@pytest.mark.parametrize(("produced_at", "reason"), [
+    (0, "before_2000"),
+    (1_732_270_500, "before_2000"),  # epoch seconds read as milliseconds: January 1970
+    (946_684_799_999, "before_2000"),
+    (NOW + 24 * 3600 * 1000, "future"),
+    (NOW * 1000, "future"),  # microseconds
+])
+def test_implausible_produced_at_falls_back_to_the_kafka_timestamp(produced_at, reason):
+    assert implausible(produced_at, NOW) == reason
+    assert e2e_origin(produced_at, KAFKA, NOW) == (KAFKA, [reason])
+
+
+def test_a_plausible_produced_at_starts_the_clock():
+    assert e2e_origin(NOW - 1500, KAFKA, NOW) == (NOW - 1500, [])
+    assert e2e_origin(NOW + 60_000, KAFKA, NOW) == (NOW + 60_000, [])  # a minute of clock skew is no error
+    assert e2e_origin(None, KAFKA, NOW) == (KAFKA, [])
+
+
+def test_when_neither_is_plausible_there_is_no_end_to_end_sample():
+    assert e2e_origin(0, 0, NOW) == (None, ["before_2000", "before_2000"])
+    assert e2e_origin(None, None, NOW) == (None, [])
+
+
+def test_made_up_partitions_share_one_overflow_series():
+    registry = LatencyRegistry(max_series=3)
+    for partition in range(100):
+        registry.observe("rag.answers", partition, 1.0, 2.0, "accept")
+    assert len(registry.partitions) == 4
+    assert registry.partitions[OVERFLOW].processing.total.count == 97
+    text = render_prometheus(registry)
+    assert text.count('stream_guard_verdicts_total{') == 4

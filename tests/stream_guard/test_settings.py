@@ -83,3 +83,53 @@ def test_with_overrides_keeps_other_fields() -> None:
     assert s.by_question_topic == "guard-a-answers-by-question"
     assert s.batch_within_s == 0.0  # greedy batches by default: no waiting for a batch to fill
     assert s.with_overrides(batch_within_ms=5).batch_within_s == pytest.approx(0.005)
+
+
+# --- the environment: every STREAM_GUARD_* variable is a setting or a known other variable --------------------
+
+import re  # noqa: E402
+import subprocess  # noqa: E402
+from dataclasses import fields  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from stream_guard.config import ConfigError, detector_setting_names  # noqa: E402
+from stream_guard.settings import OTHER_VARIABLES, check_environment, unknown_variables  # noqa: E402
+
+
+def test_a_misspelt_variable_is_refused_by_name() -> None:
+    env = {"STREAM_GUARD_FLAG_TRESHOLD": "0.5", "STREAM_GUARD_PARTITONS": "8", "STREAM_GUARD_PARTITIONS": "8",
+           "STREAM_GUARD_LIMITS_MAX_ANSWER_CHARS": "10", "STREAM_GUARD_TOPIC_VERDICTS": "v",
+           "STREAM_GUARD_TOPIC_VERDICT": "v", "STREAM_GUARD_DATA": "/data", "OTHER_THING": "x"}
+    assert unknown_variables(env) == ["STREAM_GUARD_FLAG_TRESHOLD", "STREAM_GUARD_PARTITONS",
+                                      "STREAM_GUARD_TOPIC_VERDICT"]
+    with pytest.raises(ConfigError, match="STREAM_GUARD_FLAG_TRESHOLD"):
+        load_settings(env=env)
+
+
+def test_stream_and_detector_settings_do_not_share_a_variable_name() -> None:
+    assert not ({f.name for f in fields(StreamSettings)} & detector_setting_names())
+
+
+def test_every_stream_guard_variable_the_repository_uses_is_known() -> None:
+    """A new STREAM_GUARD_* variable must be a setting or be listed in OTHER_VARIABLES, or every command that
+    sees it set would refuse to start."""
+    repo = Path(__file__).resolve().parents[2]
+    listed = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True).stdout.split()
+    used: set[str] = set()
+    for name in listed:
+        path = repo / name
+        if path.name.startswith("test_"):  # tests misspell names on purpose
+            continue
+        if path.suffix in {".py", ".md", ".yml", ".yaml", ".toml", ""} and path.is_file():
+            used |= set(re.findall(r"STREAM_GUARD_[A-Z0-9_]*[A-Z0-9]", path.read_text(errors="replace")))
+    # Prefixes and placeholders written in prose, not variables.
+    used -= {"STREAM_GUARD_TOPIC", "STREAM_GUARD_LIMITS"}
+    unknown = [v for v in unknown_variables({v: "" for v in used}) if not v.endswith(("_NAME", "_SETTING"))]
+    assert unknown == []
+    assert {"STREAM_GUARD_DATA", "STREAM_GUARD_TANSU_BIN", "STREAM_GUARD_TEST_BROKER"} <= OTHER_VARIABLES
+    check_environment({v: "" for v in OTHER_VARIABLES})
+
+
+def test_the_thread_executor_is_refused_with_the_reason() -> None:
+    with pytest.raises(ConfigError, match="'thread' was removed: a judge thread cannot be stopped"):
+        load_settings(overrides={"executor": "thread"})

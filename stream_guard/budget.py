@@ -1,0 +1,119 @@
+"""The CPU-time budget of one event: how much of a core judging it may take before it is stopped.
+
+Where it is enforced: in the main thread of a process (the worker's judge process, `stream-guard check`) an
+interval timer on the process's CPU time (ITIMER_PROF: user + system) delivers SIGPROF when the budget is
+spent, and the handler raises OverBudget wherever the work is: any Python code, and C code that checks for
+signals (the `re` matcher does, so a regex that backtracks is stopped too). C code that never checks (a long
+call inside a native library) runs on until it returns; the worker bounds that with a wall-clock limit on its
+judge process, which it kills and replaces (agents/judge.py, `wall_limit_s` below).
+
+Anywhere else (another thread: signals only reach the main thread) the budget is measured, not enforced: the
+event runs to its end and is then failed as over budget, so the contract (over budget: a timeout, never a
+verdict) holds, but the time is spent.
+
+Scopes do not nest: inside an active scope of the same thread, another one only measures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Iterator
+
+# A judge process whose batch takes longer than this many times the batch's CPU budget in wall time is
+# taken to be stuck in native code (the CPU timer cannot interrupt that) and is replaced. Wall time runs
+# ahead of CPU time on a busy machine: 2 cores shared by the broker, the worker and its judge can give the
+# judge a third of a core, and a garbage collection or a page-in adds to that.
+WALL_FACTOR = 4.0
+# ...plus this, for everything that is not the events' own work: the pipe, unpickling, a cold cache.
+WALL_SLACK_S = 2.0
+
+
+class OverBudget(BaseException):
+    """An event spent its CPU budget. A BaseException, like KeyboardInterrupt, so that the `except Exception`
+    with which the core keeps one failing check from sinking an event cannot swallow it."""
+
+    def __init__(self, spent_ms: float, budget_ms: float) -> None:
+        super().__init__(f"timeout: spent {spent_ms:.0f} ms of CPU, over the budget of {budget_ms:g} ms")
+        self.spent_ms = spent_ms
+        self.budget_ms = budget_ms
+
+    def __reduce__(self) -> tuple[type["OverBudget"], tuple[float, float]]:
+        return OverBudget, (self.spent_ms, self.budget_ms)
+
+
+@dataclass
+class _Scope:
+    started: float
+    budget_s: float
+
+
+_active = threading.local()
+_main_scope: _Scope | None = None
+_installed = False
+
+
+def _on_sigprof(signum: int, frame: object) -> None:
+    scope = _main_scope
+    if scope is None:  # a timer that fired as its scope closed: nothing to stop any more
+        return
+    spent = time.process_time() - scope.started
+    if spent < scope.budget_s:  # the timer runs on the kernel's tick accounting and can fire a tick or two
+        signal.setitimer(signal.ITIMER_PROF, max(scope.budget_s - spent, 0.001))  # early: wait the rest
+        return
+    raise OverBudget(spent * 1000.0, scope.budget_s * 1000.0)
+
+
+def _install() -> None:
+    """Our handler for good, never restored: SIGPROF's default action kills the process, and a signal can
+    still be on its way when a scope closes."""
+    global _installed
+    if not _installed:
+        signal.signal(signal.SIGPROF, _on_sigprof)
+        _installed = True
+
+
+@contextlib.contextmanager
+def _enforced(budget_s: float) -> Iterator[None]:
+    global _main_scope
+    _install()
+    _main_scope = _Scope(time.process_time(), budget_s)
+    signal.setitimer(signal.ITIMER_PROF, budget_s)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        _main_scope = None
+
+
+@contextlib.contextmanager
+def _measured(budget_s: float) -> Iterator[None]:
+    started = time.thread_time()
+    _active.scope = True
+    try:
+        yield
+    finally:
+        _active.scope = False
+    spent = time.thread_time() - started
+    if spent > budget_s:
+        raise OverBudget(spent * 1000.0, budget_s * 1000.0)
+
+
+@dataclass(frozen=True)
+class CpuBudget:
+    """`budget_ms` of CPU per event; `limit(n)` is a scope for work on n events at once."""
+
+    budget_ms: float
+
+    def limit(self, events: int = 1) -> contextlib.AbstractContextManager[None]:
+        budget_s = max(1, events) * self.budget_ms / 1000.0
+        if threading.current_thread() is threading.main_thread():
+            return _enforced(budget_s) if _main_scope is None else contextlib.nullcontext()
+        return _measured(budget_s) if not getattr(_active, "scope", False) else contextlib.nullcontext()
+
+    def wall_limit_s(self, events: int) -> float:
+        """How long (wall clock) a judge may take over `events` events before it counts as stuck."""
+        return WALL_FACTOR * max(1, events) * self.budget_ms / 1000.0 + WALL_SLACK_S

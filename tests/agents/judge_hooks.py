@@ -1,0 +1,27 @@
+"""A judge that misbehaves on cue, for the tests (passed as Judge(setup=...); runs inside the judge process).
+
+- an event whose id starts with `spin-` loops in Python forever: the CPU budget stops it;
+- one whose id starts with `hang-` spends minutes inside C code that never looks at signals (PBKDF2 in
+  OpenSSL): only the wall-clock limit stops it, by killing the judge process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from stream_guard.pipeline import Guard
+
+
+def misbehave(guard: Guard) -> None:
+    decide = guard._decide
+
+    def decide_or_misbehave(event: Any, *args: Any) -> Any:
+        if event.event_id.startswith("spin-"):
+            while True:
+                sum(range(1000))
+        if event.event_id.startswith("hang-"):
+            hashlib.pbkdf2_hmac("sha256", b"stuck", b"in native code", 2**31 - 1)
+        return decide(event, *args)
+
+    guard._decide = decide_or_misbehave  # type: ignore[method-assign]
