@@ -31,6 +31,9 @@ class TopicNames:
     alerts: str = "guard.alerts"
     dlq: str = "guard.dlq"
     metrics: str = "guard.metrics"
+    # Tenant monitoring's review loop: the weekly sample out, graders' labels in.
+    review: str = "guard.review"
+    labels: str = "guard.labels"
     # The internal re-keyed copy of `answers`; empty means "<app_id>-answers-by-question".
     by_question: str = ""
 

@@ -13,8 +13,9 @@ Tables (keys built here, values JSON):
 - STATE: "t"[tenant] -> TenantState; "s"[tenant, week] -> the week's sample; "i"[tenant, week, event_id] ->
          a sampled answer's review item.
 
-Event time: each tenant's watermark is the latest event time it has seen. Day D closes once the watermark
-passes the end of D plus `lateness`; its rules are then evaluated once, on the windows ending with D. A late
+Event time: each tenant's watermark is the latest event time it has seen. Day D closes once the watermark,
+and the horizon (how far every judging partition has got, progress.py), pass the end of D plus `lateness`;
+its rules are then evaluated once, on the windows ending with D. A late
 answer still counts in its own day (the dashboard and later windows see it) but does not re-open a closed
 day. A week's sample is emitted when the week's last day closes. Days older than the retention are dropped,
 and answers for them are not counted.
@@ -22,6 +23,7 @@ and answers for them are not counted.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Protocol
@@ -174,8 +176,10 @@ def load_days(store: Store, tenant: str, first: int, last: int) -> dict[int, Day
 
 
 def apply(store: Store, tenant: str, records: Iterable[Mapping[str, Any]], settings: MonitorSettings,
-          now_ms: int) -> Changes:
-    """Apply one batch of a tenant's records (answers and grades, in arrival order)."""
+          now_ms: int, horizon_ms: float = math.inf) -> Changes:
+    """Apply one batch of a tenant's records (answers and grades, in arrival order; may be empty), then close
+    the days that the tenant's event time and `horizon_ms` (progress.py: how far every judging partition
+    has got) have both passed."""
     changes = Changes()
     books = _Books(store, changes)
     state = TenantState.load(books.get(STATE, state_key(tenant)))
@@ -189,7 +193,7 @@ def apply(store: Store, tenant: str, records: Iterable[Mapping[str, Any]], setti
     for day, counts in added.items():
         key = day_key(tenant, day)
         books.put(DAYS, key, orjson.dumps(DayCounts.from_dict(_loads(books.get(DAYS, key))).plus(counts).to_dict()))
-    _close_days(books, tenant, state, settings, changes)
+    _close_days(books, tenant, state, settings, changes, horizon_ms)
     _prune(books, tenant, state, settings)
     for reason, n in changes.counters.items():
         if reason.startswith("skipped_"):
@@ -283,10 +287,10 @@ def closable_through(watermark_ms: int, lateness_ms: int) -> int:
 
 
 def _close_days(books: _Books, tenant: str, state: TenantState, settings: MonitorSettings,
-                changes: Changes) -> None:
-    if state.watermark_ms is None or state.first_day is None:
+                changes: Changes, horizon_ms: float) -> None:
+    if state.watermark_ms is None or state.first_day is None or horizon_ms == -math.inf:
         return
-    last = closable_through(state.watermark_ms, settings.lateness_ms)
+    last = closable_through(int(min(state.watermark_ms, horizon_ms)), settings.lateness_ms)
     first = state.first_day if state.closed_through is None else state.closed_through + 1
     first = max(first, last - min(settings.retention_days, MAX_CLOSE_PER_BATCH) + 1)
     if first > last:

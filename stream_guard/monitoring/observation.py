@@ -35,14 +35,18 @@ def _path(value: Any, *keys: str) -> Any:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return value
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _count(value: Any) -> int | None:
     number = _number(value)
-    return None if number is None or number < 0 else int(number)
+    return None if number is None or not 0 <= number < 2**53 else int(number)
 
 
 def _citations(checks: Any) -> tuple[int, int]:

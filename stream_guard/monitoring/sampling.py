@@ -58,21 +58,22 @@ class CandidateFilter:
     """The judging side's running bottom-k per (tenant, week); answers it admits carry review material.
 
     Bounded: each tenant keeps its `weeks` most recent weeks (an answer of an older week is admitted, which
-    costs bytes, not correctness)."""
+    costs bytes, not correctness). `size` is the tenant's sample size."""
 
-    size: int
     weeks: int = 2
     _seen: dict[str, dict[int, BottomK]] = field(default_factory=dict)
 
-    def offer(self, tenant: str, week: int, score: int, event_id: str) -> bool:
-        if self.size <= 0:
+    def offer(self, tenant: str, week: int, score: int, event_id: str, size: int) -> bool:
+        if size <= 0:
             return False
         by_week = self._seen.setdefault(tenant, {})
         sample = by_week.get(week)
         if sample is None:
             if by_week and week < min(by_week) and len(by_week) >= self.weeks:
                 return True  # older than anything kept: admit, keep nothing
-            sample = BottomK(self.size)
+            sample = BottomK(size)
+        elif sample.size != size:
+            sample = BottomK(size, sample.members[:size])
         sample, admitted, _ = sample.offer(score, event_id)
         by_week[week] = sample
         for old in sorted(by_week)[:-self.weeks]:

@@ -1,3 +1,4 @@
+import math
 import random
 
 import orjson
@@ -109,6 +110,19 @@ def test_the_weekly_sample_is_the_same_whatever_the_order_and_is_sent_when_the_w
         assert weeks == set(closed) and len(reviews) == 5 * len(closed)
         assert [e for e, _ in sampled] == [orjson.loads(r)["event_id"] for r in reviews]
     assert samples[0] == samples[1]
+
+
+def test_no_day_closes_past_the_horizon_of_the_slowest_judging_partition():
+    store = Store()
+    base = T0 // DAY_MS
+    held = apply(store, "acme", traffic(10)[:100], SETTINGS, NOW, horizon_ms=-math.inf)
+    store.write(held)
+    assert state(store).closed_through is None
+    changes = apply(store, "acme", traffic(10)[100:], SETTINGS, NOW, horizon_ms=T0 + 3 * DAY_MS + 2 * 3_600_000)
+    store.write(changes)
+    assert state(store).closed_through == base + 2  # the horizon is day 3, 02:00: day 2 closed
+    store.write(apply(store, "acme", [], SETTINGS, NOW))  # the partitions went idle: up to the tenant's own time
+    assert state(store).closed_through == base + 8
 
 
 def test_an_answer_later_than_its_weeks_close_counts_in_its_day_but_misses_the_sample():

@@ -23,15 +23,15 @@ def test_every_final_member_is_forwarded_by_the_judge_that_saw_it_even_after_a_r
     """The judging side forwards review material only for answers its filter admits; the final sample must
     never need one it dropped. Answers are spread over several judges, in any order, and one judge loses its
     memory halfway through."""
-    filters = [CandidateFilter(k) for _ in range(judges)]
+    filters = [CandidateFilter() for _ in range(judges)]
     forwarded = set()
     order = list(ids)
     rnd.shuffle(order)
     for i, e in enumerate(order):
         j = hash(e) % judges
         if i == len(order) // 2:
-            filters[0] = CandidateFilter(k)
-        if filters[j].offer("acme", 7, sample_score("s", "acme", 7, e), e):
+            filters[0] = CandidateFilter()
+        if filters[j].offer("acme", 7, sample_score("s", "acme", 7, e), e, k):
             forwarded.add(e)
     assert {e for _, e in _bottom(ids, k)} <= forwarded
 
@@ -43,10 +43,10 @@ def test_the_salt_and_the_week_change_the_sample():
 
 
 def test_the_filter_keeps_only_recent_weeks_and_admits_older_ones():
-    f = CandidateFilter(1, weeks=2)
-    assert f.offer("t", 10, 5, "a") and not f.offer("t", 10, 9, "b")
-    f.offer("t", 11, 5, "c")
-    f.offer("t", 12, 5, "d")
+    f = CandidateFilter(weeks=2)
+    assert f.offer("t", 10, 5, "a", 1) and not f.offer("t", 10, 9, "b", 1)
+    f.offer("t", 11, 5, "c", 1)
+    f.offer("t", 12, 5, "d", 1)
     assert sorted(f._seen["t"]) == [11, 12]
-    assert f.offer("t", 9, 99, "old")  # older than anything kept: forwarded
-    assert not CandidateFilter(0).offer("t", 1, 1, "x")
+    assert f.offer("t", 9, 99, "old", 1)  # older than anything kept: forwarded
+    assert not f.offer("t", 12, 1, "x", 0)
