@@ -207,8 +207,13 @@ def cmd_produce(argv: Sequence[str]) -> int:
 async def _until_end(reader: Reader) -> AsyncIterator[Any]:
     """The records up to the end offsets the topic had when we started, then stop."""
     assert reader.consumer is not None
-    ends = await reader.consumer.end_offsets(list(reader.consumer.assignment()))
-    while any(await reader.consumer.position(tp) < end for tp, end in ends.items()):
+    consumer = reader.consumer
+    ends = await consumer.end_offsets(list(consumer.assignment()))
+
+    async def behind() -> bool:
+        return any([await consumer.position(tp) < end for tp, end in ends.items()])
+
+    while await behind():
         for record in await reader.poll(1.0):
             yield record
 

@@ -68,7 +68,7 @@ SECURITY_HEADERS = {
     "Pragma": "no-cache",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no-referrer would make browsers send "Origin: null" on our own forms
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
                                "frame-ancestors 'none'; base-uri 'none'",
 }
@@ -132,6 +132,8 @@ class Monitor:
         self.judged_until: dict[int, int] = {}
         self.judged_since_report: set[int] = set()
         self.reports: dict[int, dict[int, SourceProgress]] = {}
+        self._reported: dict[int, tuple[int | None, bool]] = {}
+        self._reported_at: dict[int, int] = {}
         self._closed_by_horizon: dict[int, float] = {}
         app.agent(self.by_tenant, name="monitor")(self._monitor)
         app.agent(self.labels_in, name="labels")(self._labels)
@@ -181,9 +183,13 @@ class Monitor:
         for source in owned:
             idle = (not answers_busy and lag.get((s.by_question_topic, source)) == 0
                     and source not in self.judged_since_report)
-            record = orjson.dumps(SourceProgress(self.judged_until.get(source), idle, now).to_record(source))
+            state = (self.judged_until.get(source), idle)
+            if self._reported.get(source) == state and now - self._reported_at.get(source, 0) < 60_000:
+                continue  # nothing new: re-sent once a minute, so that a restarted monitor learns it again
+            self._reported[source], self._reported_at[source] = state, now
+            record = orjson.dumps(SourceProgress(*state, now).to_record(source))
             for partition in range(self._partitions(self.by_tenant_topic)):
-                pending.append(await self.service._send(self.by_tenant_topic, None, record, None, partition))
+                pending.append(await self.service._send(self.by_tenant_topic, b"progress", record, None, partition))
         self.judged_since_report.clear()
         await asyncio.gather(*pending)
 

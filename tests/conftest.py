@@ -85,9 +85,13 @@ def chromium_path() -> str | None:
     return os.environ.get("STREAM_GUARD_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """A headless Chromium (playwright.sync_api.Browser) shared by the session; give each test its own page."""
+    """A headless Chromium (playwright.sync_api.Browser) shared by a module's tests; give each its own page.
+
+    Module, not session: while Playwright's sync API is running it leaves its event loop set as this thread's
+    running loop, so every later `asyncio.run` (the broker tests' helpers) would fail. In a module that uses
+    both, put the browser tests last."""
     path = chromium_path()
     if path is None:
         if os.environ.get("STREAM_GUARD_REQUIRE_BROWSER") == "1":

@@ -87,7 +87,7 @@ def page(title: str, body: str, signed_in: bool = False) -> str:
               if signed_in else "")
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f'<meta name="referrer" content="no-referrer"><style>{_CSS}</style></head>'
+            f'<meta name="referrer" content="same-origin"><style>{_CSS}</style></head>'
             f'<body><header><h1>{escape(title)}</h1>{logout}</header><main>{body}</main></body></html>')
 
 

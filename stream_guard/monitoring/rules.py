@@ -88,8 +88,15 @@ class Evaluation:
     rates: Mapping[str, RateWindow]
 
 
-def _examples(trailing: DayCounts, count: str) -> list[str]:
-    return [event_id for _, event_id in trailing.examples.get(count, ())][:MAX_EXAMPLES]
+def _examples(days: Mapping[int, DayCounts], window: tuple[int, int], count: str) -> list[str]:
+    """Answers behind a count, the window's latest days first (after a step, those show the new level)."""
+    out: list[str] = []
+    for day in range(window[1], window[0] - 1, -1):
+        counts = days.get(day)
+        out += [event_id for _, event_id in counts.examples.get(count, ())] if counts is not None else []
+        if len(out) >= MAX_EXAMPLES:
+            break
+    return out[:MAX_EXAMPLES]
 
 
 def _window(first: int, last: int) -> dict[str, Any]:
@@ -101,10 +108,10 @@ def _pct(value: float | None) -> str:
 
 
 def _rate_shift(tenant: str, day: int, windows: Windows, rate: RateWindow, trailing: DayCounts,
-                episode: Mapping[str, Any] | None, rules: RuleSettings
+                examples: list[str], episode: Mapping[str, Any] | None, rules: RuleSettings
                 ) -> tuple[Mapping[str, Any] | None, Alert | None]:
     """The episode after this day and the alert it starts, if any."""
-    numerator, denominator = RATES[rate.rate]
+    denominator = RATES[rate.rate][1]
     if rate.denominator < rules.min_trailing or rate.baseline_denominator < rules.min_baseline:
         return episode, None  # too little to judge: neither start nor end an episode
     change = rate.change
@@ -130,7 +137,7 @@ def _rate_shift(tenant: str, day: int, windows: Windows, rate: RateWindow, trail
                f"{rate.baseline_denominator} {unit} over {day_label(base_first)}..{day_label(base_last)}")
     evidence = {"rule": RATE_SHIFT, **rate.to_dict(), "direction": direction, "threshold": rules.rate_shift,
                 "window": _window(first, last), "baseline_window": _window(base_first, base_last),
-                "examples": _examples(trailing, numerator)}
+                "examples": examples}
     if rate.rate == "drift":
         evidence["drifted_questions"] = len(trailing.drift_questions)
     alert = Alert(alert_id=alert_id(RATE_SHIFT, tenant, rate.rate, direction, day), kind=RATE_SHIFT, severity=HIGH,
@@ -138,7 +145,7 @@ def _rate_shift(tenant: str, day: int, windows: Windows, rate: RateWindow, trail
     return episode, alert
 
 
-def _citation_rate(tenant: str, day: int, windows: Windows, rate: RateWindow, trailing: DayCounts,
+def _citation_rate(tenant: str, day: int, windows: Windows, rate: RateWindow, examples: list[str],
                    episode: Mapping[str, Any] | None, rules: RuleSettings
                    ) -> tuple[Mapping[str, Any] | None, Alert | None]:
     if rate.denominator < rules.citation_min:
@@ -159,7 +166,7 @@ def _citation_rate(tenant: str, day: int, windows: Windows, rate: RateWindow, tr
                f"it was {_pct(rate.baseline)} over the prior {windows.baseline_days} days")
     evidence = {"rule": CITATION_RATE, "level": level, **rate.to_dict(), "threshold": threshold,
                 "window": _window(first, last), "baseline_window": _window(*windows.baseline),
-                "examples": _examples(trailing, "mismatched")}
+                "examples": examples}
     alert = Alert(alert_id=alert_id(CITATION_RATE, tenant, level, since), kind=CITATION_RATE, severity=level,
                   summary=summary, evidence=evidence, tenant=tenant, created_at_ms=day_start_ms(day + 1))
     return episode, alert
@@ -174,12 +181,14 @@ def evaluate_day(tenant: str, day: int, days: Mapping[int, DayCounts],
     alerts: list[Alert] = []
     for name in rules.rate_shift_rates:
         key = f"{RATE_SHIFT}:{name}"
-        episode, alert = _rate_shift(tenant, day, windows, rates[name], trailing, out.get(key), rules)
+        numerator = RATES[name][0]
+        episode, alert = _rate_shift(tenant, day, windows, rates[name], trailing,
+                                     _examples(days, windows.trailing, numerator), out.get(key), rules)
         _put(out, key, episode)
         if alert is not None:
             alerts.append(alert)
-    episode, alert = _citation_rate(tenant, day, windows, rates["citation_mismatch"], trailing,
-                                    out.get(CITATION_RATE), rules)
+    episode, alert = _citation_rate(tenant, day, windows, rates["citation_mismatch"],
+                                    _examples(days, windows.trailing, "mismatched"), out.get(CITATION_RATE), rules)
     _put(out, CITATION_RATE, episode)
     if alert is not None:
         alerts.append(alert)
