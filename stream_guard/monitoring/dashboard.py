@@ -153,28 +153,33 @@ def _charts(view: Mapping[str, Any]) -> str:
     return f'<div class="charts">{"".join(figures)}</div>'
 
 
+def _table(table_id: str, empty: str, headers: Sequence[str], rows: Sequence[str]) -> str:
+    if not rows:
+        return f'<p class="muted" id="{table_id}">{escape(empty)}</p>'
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    return f'<table id="{table_id}"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
+def _day_of_ms(ms: Any) -> str:
+    return datetime.fromtimestamp(int(ms or 0) / 1000, timezone.utc).date().isoformat()
+
+
 def _alerts(alerts: Sequence[Mapping[str, Any]]) -> str:
-    if not alerts:
-        return '<p class="muted" id="alerts">No alerts.</p>'
-    rows = "".join(
-        f"<tr><td>{escape(datetime.fromtimestamp(int(a.get('created_at_ms') or 0) / 1000, timezone.utc).date().isoformat())}"
-        f"</td><td class=\"sev-{escape(str(a.get('severity')))}\">{escape(str(a.get('severity')))}</td>"
-        f"<td>{escape(str(a.get('kind')))}</td><td>{escape(str(a.get('summary')))}</td>"
-        f"<td>{escape(', '.join(map(str, (a.get('evidence') or {}).get('examples') or [])))}</td></tr>"
-        for a in alerts)
-    return (f'<table id="alerts"><tr><th>day</th><th>severity</th><th>rule</th><th>what moved</th>'
-            f"<th>examples</th></tr>{rows}</table>")
+    rows = [f"<tr><td>{_day_of_ms(a.get('created_at_ms'))}</td>"
+            f"<td class=\"sev-{escape(str(a.get('severity')))}\">{escape(str(a.get('severity')))}</td>"
+            f"<td>{escape(str(a.get('kind')))}</td><td>{escape(str(a.get('summary')))}</td>"
+            f"<td>{escape(', '.join(map(str, (a.get('evidence') or {}).get('examples') or [])))}</td></tr>"
+            for a in alerts]
+    return _table("alerts", "No alerts.", ("day", "severity", "rule", "what moved", "examples"), rows)
 
 
 def _reviews(reviews: Sequence[Mapping[str, Any]]) -> str:
-    if not reviews:
-        return '<p class="muted" id="reviews">No review sample yet.</p>'
-    rows = "".join(
-        f"<tr><td>{escape(r['week'])}</td><td class=n>{r['sampled']}</td><td>{'sent' if r['sent'] else 'collecting'}</td>"
-        f"<td class=n>{r['graded']}</td><td class=\"n{' up' if r['over_limit'] else ''}\">{r['wrong']}</td>"
-        f"<td>{escape(', '.join(r['wrong_event_ids']))}</td></tr>" for r in reviews)
-    return (f'<table id="reviews"><tr><th>week</th><th>sampled</th><th>sample</th><th>graded</th><th>wrong</th>'
-            f"<th>wrong answers</th></tr>{rows}</table>")
+    rows = [f"<tr><td>{escape(r['week'])}</td><td class=n>{r['sampled']}</td>"
+            f"<td>{'sent' if r['sent'] else 'collecting'}</td><td class=n>{r['graded']}</td>"
+            f"<td class=\"n{' up' if r['over_limit'] else ''}\">{r['wrong']}</td>"
+            f"<td>{escape(', '.join(r['wrong_event_ids']))}</td></tr>" for r in reviews]
+    return _table("reviews", "No review sample yet.", ("week", "sampled", "sample", "graded", "wrong", "wrong answers"),
+                  rows)
 
 
 def tenant_page(view: Mapping[str, Any]) -> str:

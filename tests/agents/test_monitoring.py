@@ -12,14 +12,18 @@ The traffic is built so that exactly one thing moves per tenant, whatever the ch
   goes from 0 to 14 % a day while claims, routing and flags stay the same. Its graded review sample of one
   week also comes back with 5 answers judged wrong.
 
-The module shares one worker (starting one costs ~10 s on two shared cores); the replay test restarts it, and
-the browser test comes last (see the `browser` fixture).
+The expected numbers come from judging the same traffic offline with the same core (`offline_days`); a first,
+broker-free test checks that the traffic really moves one rate per tenant under the current detector. The
+module shares one worker (starting one costs ~10 s on two shared cores); the replay test restarts it and adds
+a second, and the browser test comes last (see the `browser` fixture).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,9 +40,14 @@ from streamkit import REPO, Names, Worker, event, produce, read_json, wait_for
 
 from stream_guard.agents.clients import start_producer
 from stream_guard.agents.topics import ensure_topics
+from stream_guard.config import build_config
+from stream_guard.events import decode_event
 from stream_guard.labels import load_labels
+from stream_guard.monitoring.observation import observe
+from stream_guard.pipeline import Guard
+from stream_guard.text import question_hash
 from stream_guard.monitoring.tokens import hash_token
-from stream_guard.monitoring.windows import DAY_MS, day_label, week_of
+from stream_guard.monitoring.windows import DAY_MS, RATES, DayCounts, day_label, day_of
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(600)]
 
@@ -85,6 +94,45 @@ def traffic() -> list[bytes]:
     return out
 
 
+@functools.cache
+def offline_days() -> dict[tuple[str, int], DayCounts]:
+    """The traffic judged offline by the same core and settings as the worker (regex NER, drift history kept
+    per question), counted per tenant and day by the same `observe`: the numbers the worker must reach."""
+    guard = Guard(build_config(None, None, "regex"))
+    histories: dict[str, Any] = {}
+    out: dict[tuple[str, int], DayCounts] = {}
+    payloads = traffic()
+    for start in range(0, len(payloads), 32):
+        answers = [decode_event(p) for p in payloads[start:start + 32]]
+        keys = {question_hash(a.tenant, a.question) for a in answers}
+        results, updated = guard.evaluate_batch(answers, {k: histories.get(k, []) for k in keys})
+        histories.update(updated)
+        for result in results:
+            obs = observe(result.to_dict())
+            key = (obs.tenant, day_of(obs.at_ms) - BASE_DAY)
+            out[key] = out[key].plus(obs.day_counts()) if key in out else obs.day_counts()
+    return out
+
+
+def offline_window(tenant: str, rate: str, first: int, last: int) -> tuple[int, int]:
+    """(numerator, denominator) of a rate over days first..last of a tenant's offline counts."""
+    numerator, denominator = RATES[rate]
+    days = [offline_days()[(tenant, d)] for d in range(max(first, 0), last + 1)]
+    return sum(d.count(numerator) for d in days), sum(d.count(denominator) for d in days)
+
+
+def test_the_traffic_moves_one_rate_per_tenant_under_this_detector() -> None:
+    """The premise of the end-to-end test, checked offline: if the detector changes what these answers
+    count as, this fails first and says which rate moved."""
+    moved = {"steady": set(), "claims": {"refusal"}, "cites": {"citation_mismatch"}}
+    for tenant, expected in moved.items():
+        for rate in RATES:
+            before = {offline_days()[(tenant, d)].rate(rate) for d in range(3, STEP_DAY)}  # drift needs 3 days
+            after = {offline_days()[(tenant, d)].rate(rate) for d in range(STEP_DAY, DAYS)}
+            assert len(before) == 1 and len(after) == 1, (tenant, rate, before, after)
+            assert (before != after) == (rate in expected), (tenant, rate, before, after)
+
+
 class Client:
     """HTTP against the worker's web port, with or without a session cookie or bearer token."""
 
@@ -119,7 +167,9 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 @pytest.fixture(scope="module")
 def monitored(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """A worker that has judged the 40 days of traffic and closed their days."""
+    """Two workers that have judged the 40 days of traffic and closed their days. Both start before any
+    traffic, so each owns half the partitions from the start; the three tenants sit on partitions 0, 1 and
+    2, so each worker owns some tenants and not others."""
     tmp = tmp_path_factory.mktemp("monitoring")
     names = Names(kafka_bootstrap)
     asyncio.run(ensure_topics(names.settings()))
@@ -129,27 +179,47 @@ def monitored(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) ->
                                 for t, token in TOKENS.items()))
     env = {"STREAM_GUARD_MONITOR_SESSION_SECRET": "test-session-secret-0123456789",
            "STREAM_GUARD_MONITOR_REVIEW_SALT": "test-salt"}
-    worker = Worker(names, tmp / "state", tmp / "worker.log", name="m", config=config, extra_env=env).start()
-    state: dict[str, Any] = {"names": names, "worker": worker, "tmp": tmp, "config": config, "env": env}
+    state: dict[str, Any] = {"names": names, "tmp": tmp, "config": config, "env": env, "workers": []}
+
+    def start(name: str) -> Worker:
+        worker = Worker(names, tmp / f"state-{name}", tmp / f"{name}.log", name=name, config=config, extra_env=env)
+        state["workers"].append(worker.start())
+        return worker
+
     try:
-        worker.wait_ready()
+        workers = [start("m1").wait_ready(), start("m2").wait_ready()]
+        deadline = time.monotonic() + 90
+        while sorted(len(_owned(w)) for w in workers) != [2, 2] or not all(w.ready() for w in workers):
+            assert time.monotonic() < deadline, [sorted(_owned(w)) for w in workers]
+            time.sleep(0.5)
         payloads = traffic()
         started = time.monotonic()
         produce(names, payloads)
         wait_for(names, names.topics.verdicts, lambda rs: len(rs) >= len(payloads), timeout=300)
         state["judged_s"] = time.monotonic() - started
-        client = Client(worker)
+        client = Client(workers[0])
         # Every tenant's days close once all judging partitions are idle: up to day 38 (day 39 is still open).
         deadline = time.monotonic() + 60
         while not all(client.view(t).get("as_of_day") == day_label(BASE_DAY + DAYS - 2) for t in TOKENS):
             assert time.monotonic() < deadline, f"days did not close: {[client.view(t)['as_of_day'] for t in TOKENS]}"
             time.sleep(0.5)
-        state["client"] = client
+        state.update(client=client, pair=workers, start=start)
         yield state
     finally:
-        worker = state["worker"]
-        if worker.proc is not None and worker.proc.poll() is None:
-            worker.stop()
+        for worker in state["workers"]:
+            if worker.proc is not None and worker.proc.poll() is None:
+                worker.stop()
+
+
+def _owned(worker: Worker) -> set[int]:
+    """The judging partitions a worker owns (from its lag gauges)."""
+    return {int(p) for p in re.findall(r'stream_guard_consumer_lag\{topic="[^"]*-answers-by-question",partition="(\d+)"',
+                                       worker.metrics())}
+
+
+def _local(client: Client) -> list[str]:
+    status, _, body = client.request("/monitor/api/local", token=OPERATOR)
+    return [v["tenant"] for v in orjson.loads(body)] if status == 200 else []
 
 
 def monitor_alerts(names: Names) -> list[dict[str, Any]]:
@@ -171,18 +241,35 @@ def test_each_rule_fires_once_where_the_numbers_moved_and_nowhere_else(monitored
         ("claims", "rate_shift", "refusal"),
     ], [a["summary"] for a in alerts]
     by = {_signature(a): a for a in alerts}
+
+    def fired_on(evidence: dict[str, Any]) -> int:
+        return [d for d in range(DAYS) if day_label(BASE_DAY + d) == evidence["window"]["last_day"]][0]
+
+    def windows(tenant: str, rate: str, day: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        return offline_window(tenant, rate, day - 6, day), offline_window(tenant, rate, day - 36, day - 7)
+
+    # The refusal shift fired on the first day its trailing week moved more than 30 % against the 30 days
+    # before, with exactly the offline numbers.
     refusal = by[("claims", "rate_shift", "refusal")]["evidence"]
-    assert refusal["direction"] == "up" and refusal["baseline"] == 0.125
-    assert refusal["window"]["last_day"] == day_label(BASE_DAY + 32)  # the third day of the step
+    day = fired_on(refusal)
+    (num, den), (base_num, base_den) = windows("claims", "refusal", day)
+    assert (refusal["numerator"], refusal["denominator"]) == (num, den)
+    assert (refusal["baseline_numerator"], refusal["baseline_denominator"]) == (base_num, base_den)
+    assert (num / den) / (base_num / base_den) - 1 > 0.30 and refusal["direction"] == "up"
+    (num, den), (base_num, base_den) = windows("claims", "refusal", day - 1)
+    assert (num / den) / (base_num / base_den) - 1 <= 0.30 and STEP_DAY <= day < STEP_DAY + 7
     assert all(e.startswith("claims-") and int(e.split("-")[1]) >= STEP_DAY for e in refusal["examples"])
     assert refusal["examples"] and "rose" in by[("claims", "rate_shift", "refusal")]["summary"]
-    warning = by[("cites", "citation_mismatch_rate", "warning")]["evidence"]
-    critical = by[("cites", "citation_mismatch_rate", "critical")]["evidence"]
-    assert (warning["window"]["last_day"], critical["window"]["last_day"]) == (day_label(BASE_DAY + 31),
-                                                                             day_label(BASE_DAY + 33))
-    assert (warning["numerator"], warning["denominator"], critical["numerator"]) == (8, 196, 16)
-    assert warning["baseline"] == 0.0
-    assert all(e.startswith("cites-") for e in critical["examples"])
+
+    # Citation mismatch: a warning the first day the trailing rate passed 4 %, critical the first past 8 %.
+    for level, threshold in (("warning", 0.04), ("critical", 0.08)):
+        evidence = by[("cites", "citation_mismatch_rate", level)]["evidence"]
+        day = fired_on(evidence)
+        (num, den), _ = windows("cites", "citation_mismatch", day)
+        assert (evidence["numerator"], evidence["denominator"]) == (num, den) and num / den > threshold
+        (num, den), _ = windows("cites", "citation_mismatch", day - 1)
+        assert num / den <= threshold
+        assert evidence["baseline"] == 0.0 and all(e.startswith("cites-") for e in evidence["examples"])
 
     # The weekly samples: 30 answers per tenant per closed week (5 weeks closed), with what a grader needs.
     reviews = read_json(names, names.topics.review, until=10**9, timeout=2.0)
@@ -228,14 +315,32 @@ def test_each_rule_fires_once_where_the_numbers_moved_and_nowhere_else(monitored
     assert not [a for a in monitor_alerts(names) if a["tenant"] == "steady"]
 
     # The rates behind them, as the tenant's own API serves them.
-    # As of day 38: the trailing window is all step days, the baseline (days 2-31) holds two of them.
+    # Each worker owns some tenants; either one serves every tenant (asking the owner for the others), and a
+    # tenant token stays a tenant token across that hop.
+    pair = monitored["pair"]
+    local = [_local(Client(w)) for w in pair]
+    assert all(local) and sorted(local[0] + local[1]) == sorted(TOKENS), local
+    views = [{t: Client(w).view(t) for t in TOKENS} for w in pair]
+    assert views[0] == views[1]
+    for worker in pair:
+        other = Client(worker)
+        assert other.request("/monitor/api/t/cites", token=TOKENS["claims"])[0] == 404
+        status, _, body = other.request("/monitor/api/all", token=OPERATOR)
+        assert status == 200 and [v["tenant"] for v in orjson.loads(body)] == sorted(TOKENS)
+
+    # As of day 38 (the last closed day): the trailing window is days 32-38, the baseline days 2-31.
     view = client.view("claims")
-    baseline = (28 * 4 + 2 * 8) / (28 * 32 + 2 * 36)
-    assert view["rates"]["refusal"]["value"] == round(8 / 36, 6) and view["rates"]["flagged"]["change"] == 0.0
+    (num, den), (base_num, base_den) = windows("claims", "refusal", DAYS - 2)
+    baseline = base_num / base_den
+    assert view["rates"]["refusal"]["value"] == round(num / den, 6) and view["rates"]["flagged"]["change"] == 0.0
     assert view["rates"]["refusal"]["baseline"] == round(baseline, 6)
     assert [d["answers"] for d in view["days"] if d["answers"]] == [PER_DAY] * DAYS
-    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
-               for family in text_string_to_metric_families(monitored["worker"].metrics()) for s in family.samples}
+    assert [d["rates"]["refusal"] for d in view["days"] if d["answers"]] == [
+        offline_days()[("claims", d)].rate("refusal") for d in range(DAYS)]
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for w in pair
+               for family in text_string_to_metric_families(w.metrics()) for s in family.samples
+               if s.name.startswith("stream_guard_tenant_") and s.labels.get("tenant")
+               and s.labels["tenant"] in _local(Client(w))}
     assert samples[("stream_guard_tenant_rate", (("rate", "refusal"), ("tenant", "claims"),
                                                  ("window", "baseline")))] == pytest.approx(baseline)
     assert samples[("stream_guard_tenant_answers_total", (("outcome", "counted"), ("tenant", "steady")))] == 640
@@ -250,8 +355,7 @@ async def _send(names: Names, topic: str, payloads: list[bytes]) -> None:
         await producer.stop()
 
 
-def test_a_replay_adds_nothing_and_a_lost_data_directory_comes_back_from_the_changelogs(
-        monitored: dict[str, Any]) -> None:
+def test_a_replay_adds_nothing_and_lost_state_comes_back_from_the_changelogs(monitored: dict[str, Any]) -> None:
     names, client = monitored["names"], monitored["client"]
     before = {t: client.view(t) for t in TOKENS}
     alerts_before = monitor_alerts(names)
@@ -260,28 +364,30 @@ def test_a_replay_adds_nothing_and_a_lost_data_directory_comes_back_from_the_cha
     payloads = traffic()
     produce(names, payloads)
     wait_for(names, names.topics.verdicts, lambda rs: len(rs) >= 2 * len(payloads), timeout=300)
-    worker = monitored["worker"]
+    pair = monitored["pair"]
     deadline = time.monotonic() + 60
-    while 'outcome="duplicate",tenant="steady"} 640.0' not in worker.metrics():
-        assert time.monotonic() < deadline, worker.metrics()[-2000:]
+    while sum(_counter(w, "duplicate") for w in pair) != len(payloads):
+        assert time.monotonic() < deadline, [_counter(w, "duplicate") for w in pair]
         time.sleep(0.5)
     time.sleep(3)  # several progress reports: any day the replay could have closed has closed
     assert monitor_alerts(names) == alerts_before
     assert len(read_json(names, names.topics.review, until=10**9, timeout=2.0)) == reviews_before
     assert {t: client.view(t) for t in TOKENS} == before
 
-    # Stop, lose the data directory, start again: the tables come back from their changelogs.
-    assert worker.stop() == 0
-    shutil.rmtree(monitored["tmp"] / "state")
-    again = Worker(names, monitored["tmp"] / "state", monitored["tmp"] / "worker-2.log", name="m2",
-                   config=monitored["config"], extra_env=monitored["env"]).start()
-    monitored["worker"] = again
-    again.wait_ready()
+    # Stop both workers, lose both data directories, start one: the tables come back from their changelogs.
+    for worker in pair:
+        assert worker.stop() == 0
+        shutil.rmtree(worker.data_dir)
+    again = monitored["start"]("m3").wait_ready()
     restored = monitored["client"] = Client(again)
     assert {t: restored.view(t) for t in TOKENS} == before
     status, _, body = restored.request("/monitor/api/all", token=OPERATOR)
-    assert status == 200 and len(orjson.loads(body)) == 3
-    assert week_of(BASE_DAY) <= week_of(TODAY)
+    assert status == 200 and [v["tenant"] for v in orjson.loads(body)] == sorted(TOKENS)
+
+
+def _counter(worker: Worker, outcome: str) -> float:
+    return sum(float(v) for v in re.findall(rf'stream_guard_tenant_answers_total\{{outcome="{outcome}",tenant="[^"]*"\}} (\S+)',
+                                           worker.metrics()))
 
 
 def test_a_tenant_sees_its_own_dashboard_and_nothing_of_anyone_else(monitored: dict[str, Any], browser: Any) -> None:
