@@ -47,7 +47,7 @@ from stream_guard.monitoring.access import OPERATOR, Access, Principal, cookie_v
 from stream_guard.monitoring.dashboard import (login_page, message_page, operator_page, tenant_page, tenant_path,
                                                tenant_view)
 from stream_guard.monitoring.ledger import (DAYS, SEEN, STATE, Changes, Sample, TenantState, apply,
-                                            closable_through, load_days, sample_key, seen_day, state_key)
+                                            closable_through, expired_seen, load_days, sample_key, state_key)
 from stream_guard.monitoring.metrics import Snapshot, TenantMetrics
 from stream_guard.monitoring.observation import observe
 from stream_guard.monitoring.progress import SourceProgress, horizon, merge
@@ -363,35 +363,22 @@ class Monitor:
         return {tp.partition for tp in self.app.assignor.assigned_actives() if tp.topic == topic}
 
     async def _sweep_seen(self) -> None:
-        """Delete the seen-records of days past each tenant's retention, with changelog tombstones. Keys
-        start with their day, so each partition's expired records are its first keys: the sweep stops at the
-        first record its tenant still keeps, once no tenant of the partition keeps anything older."""
+        """Delete the seen-records of days past each tenant's retention, with changelog tombstones, a thousand
+        at a time (yielding to the stream in between). Keys start with their day, so each partition's expired
+        records are its first keys (ledger.expired_seen)."""
         seen = self.tables[SEEN]
         for partition in sorted(self._active(seen) & self._active(self.tables[STATE])):
             store = _PartitionStore(self.tables, partition)
             db = store.dbs[SEEN]
             if not store.ready or db is None:
                 continue
-            first_days = self._first_days(store.dbs[STATE])
-            oldest_kept = min(first_days.values(), default=None)
-            records = (key for key in db.keys() if key != getattr(seen.data, "offset_key", None))
-            while chunk := list(itertools.islice(records, 1000)):
-                done = False
+            expired = expired_seen(db.keys(), self._first_days(store.dbs[STATE]))
+            while chunk := list(itertools.islice(expired, 1000)):
                 for key in chunk:
-                    parsed = seen_day(key)
-                    if parsed is None:
-                        continue
-                    day, tenant = parsed
-                    if oldest_kept is None or day >= max(first_days.values()):
-                        done = True
-                        break
-                    if day < first_days.get(tenant, day):  # a tenant without state keeps its records
-                        db.delete(key)
-                        seen.send_changelog(partition, key, None)
-                        self.counters["seen_pruned"] += 1
+                    db.delete(key)
+                    seen.send_changelog(partition, key, None)
+                self.counters["seen_pruned"] += len(chunk)
                 await asyncio.sleep(0)
-                if done:
-                    break
 
     @staticmethod
     def _first_days(db: Any) -> dict[str, int]:

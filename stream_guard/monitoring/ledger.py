@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Iterable, Iterator, Mapping, Protocol
 
 import orjson
 
@@ -61,6 +61,23 @@ def seen_day(key: bytes) -> tuple[int, str] | None:
         return int(prefix), str(orjson.loads(rest)[0])
     except (ValueError, IndexError, TypeError, orjson.JSONDecodeError):
         return None
+
+
+def expired_seen(keys: Iterable[bytes], first_days: Mapping[str, int]) -> Iterator[bytes]:
+    """The SEEN keys (in key order, so by day) older than their tenant's first kept day. Stops at the first
+    key that every tenant still keeps; a tenant without state keeps its keys."""
+    if not first_days:
+        return
+    newest_cutoff = max(first_days.values())
+    for key in keys:
+        parsed = seen_day(key)
+        if parsed is None:
+            continue
+        day, tenant = parsed
+        if day >= newest_cutoff:
+            return
+        if day < first_days.get(tenant, day):
+            yield key
 
 
 def state_key(tenant: str) -> bytes:
