@@ -11,8 +11,8 @@ one worker owns a tenant's books, whatever the number of workers.
                                                       │                  review_failure_rate)
                                                       ├─► guard.review  (the weekly sample, as each week closes)
                                                       └─► <app>-labels-by-event ("sampled": event_id -> tenant, week)
-    guard.labels ─► labels agent: validate (bad ─► guard.dlq), re-key by event_id ─► <app>-labels-by-event
-    <app>-labels-by-event ─► labels agent: review-index table; a grade for a sampled event ─► monitor-by-tenant
+    guard.labels ─► label-intake agent: validate (bad ─► guard.dlq), re-key by event_id ─► <app>-labels-by-event
+    <app>-labels-by-event ─► label-join agent: review-index table; a grade for a sampled event ─► monitor-by-tenant
 
 Records are applied by the pure ledger (stream_guard/monitoring/ledger.py), which returns writes and
 messages; this module sends the messages, waits for the broker, then writes the tables and acknowledges the
@@ -113,10 +113,11 @@ class Monitor:
         self.partitions = s.partitions
         self.by_tenant_topic = f"{s.app_id}-monitor-by-tenant"
         self.by_event_topic = f"{s.app_id}-labels-by-event"
+        # Internal topics: Faust creates them (with these partition counts) before its consumer subscribes;
+        # each is co-partitioned with the tables its agent keeps.
         self.by_tenant = app.topic(self.by_tenant_topic, internal=True, partitions=s.partitions, schema=raw_schema())
-        self.labels_in = app.topic(s.topics.labels, self.by_event_topic, schema=raw_schema())
-        # The re-keyed labels topic is internal (created by Faust) and co-partitioned with the review index.
         self.by_event = app.topic(self.by_event_topic, internal=True, partitions=s.partitions, schema=raw_schema())
+        self.labels_in = app.topic(s.topics.labels, schema=raw_schema())
         self.tables = {name: app.Table(table, partitions=s.partitions, key_type=bytes, value_type=bytes,
                                        options=rocksdb_options(s), help=f"tenant monitoring: {name}")
                        for name, table in TABLE_NAMES.items()}
@@ -136,7 +137,8 @@ class Monitor:
         self._reported_at: dict[int, int] = {}
         self._closed_by_horizon: dict[int, float] = {}
         app.agent(self.by_tenant, name="monitor")(self._monitor)
-        app.agent(self.labels_in, name="labels")(self._labels)
+        app.agent(self.labels_in, name="label-intake")(self._label_intake)
+        app.agent(self.by_event, name="label-join")(self._label_join)
         app.timer(s.alert_prune_interval_s, name="prune-monitor-seen")(self._sweep_seen)
         app.timer(s.metrics_interval_s, name="report-monitor-progress")(self._report_progress)
         if not self.settings.session_secret and self.access.configured:
@@ -233,14 +235,18 @@ class Monitor:
                     self.counters["unreadable_record"] += 1
                     continue
                 groups.setdefault(tenant, (event, []))[1].append(record)
-            horizons = self._horizons(anchors, groups)
+            try:
+                horizons = self._horizons(anchors, groups)
+            except Exception:  # never stop the worker over monitoring: close nothing this time
+                log.exception("monitor: could not compute event-time horizons")
+                horizons = {}
             now = int(time.time() * 1000)
             applied: list[tuple[str, faust.EventT, Changes]] = []
             for tenant, (anchor, records) in groups.items():
                 try:
                     with acting_for(anchor):
                         changes = apply(_EventStore(self.tables), tenant, records, self.settings, now,
-                                        horizons[anchor.message.partition])
+                                        horizons.get(anchor.message.partition, -math.inf))
                 except Exception:  # a bug must cost these records' counts, never the worker's judging
                     self.counters["apply_failed"] += len(records)
                     log.exception("monitor: could not apply %d records of a tenant", len(records))
@@ -258,7 +264,10 @@ class Monitor:
             for tenant, anchor, changes in applied:
                 with acting_for(anchor):
                     self._write(self.tables, changes.puts)
-                    self._book(tenant, changes)
+                    try:
+                        self._book(tenant, changes)
+                    except Exception:  # metrics only
+                        log.exception("monitor: could not update the metrics of a tenant")
             for event in events:
                 await stream.ack(event)
 
@@ -301,23 +310,27 @@ class Monitor:
                 break
         return Snapshot(trailing, baseline, state.watermark_ms, review)
 
-    # --- the labels agent ------------------------------------------------------------------------------------
+    # --- the label agents ------------------------------------------------------------------------------------
 
-    async def _labels(self, stream: faust.StreamT) -> None:
-        """Grades in (guard.labels): validate and re-key by event_id. Re-keyed grades and "sampled" records
-        (the by-event topic): join them in the review index and send grades on to their tenant's monitor."""
+    async def _label_intake(self, stream: faust.StreamT) -> None:
+        """Grades in (guard.labels): validate (a bad one is dead-lettered) and re-key by event_id."""
+        stream = stream.noack()
+        async for events in greedy_batches(stream, self.service.settings.batch_max, 0.0):
+            await asyncio.gather(*[await self._intake_label(event.message) for event in events])
+            for event in events:
+                await stream.ack(event)
+
+    async def _label_join(self, stream: faust.StreamT) -> None:
+        """Re-keyed grades and "sampled" records: join them in the review index (keyed by event_id) and send
+        each grade on to its tenant's monitor."""
         stream = stream.noack()
         async for events in greedy_batches(stream, self.service.settings.batch_max, 0.0):
             pending: list[asyncio.Future[Any]] = []
             writes: list[tuple[faust.EventT, bytes, bytes]] = []
             overlay: dict[bytes, bytes] = {}
             for event in events:
-                message = event.message
-                if message.topic != self.by_event_topic:
-                    pending.append(await self._intake_label(message))
-                    continue
                 try:
-                    record = orjson.loads(message.value)
+                    record = orjson.loads(event.message.value)
                     key = str(record["event_id"]).encode()
                 except Exception:
                     self.counters["unreadable_record"] += 1

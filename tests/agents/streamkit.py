@@ -32,6 +32,10 @@ TEST_ENV = {
     "STREAM_GUARD_HEARTBEAT_INTERVAL_S": "2",
     "STREAM_GUARD_METRICS_INTERVAL_S": "1",
     "STREAM_GUARD_COMMIT_INTERVAL_S": "0.5",
+    # Tenant monitoring adds tables whose changelogs get several records per produce batch; the embedded
+    # broker reports a partition's end as the last batch's base offset + 1, so a worker restarted on its own
+    # data directory (or taking over a standby) fails Faust's consistency check. Off unless a test asks.
+    "STREAM_GUARD_MONITOR_ENABLED": "false",
 }
 
 

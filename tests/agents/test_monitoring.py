@@ -25,6 +25,7 @@ import functools
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -177,7 +178,7 @@ def monitored(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) ->
     config.write_text(f'[monitor]\noperator_token_sha256 = "{hash_token(OPERATOR)}"\n'
                       + "".join(f'[monitor.tenants.{t}]\ntoken_sha256 = "{hash_token(token)}"\n'
                                 for t, token in TOKENS.items()))
-    env = {"STREAM_GUARD_MONITOR_SESSION_SECRET": "test-session-secret-0123456789",
+    env = {"STREAM_GUARD_MONITOR_ENABLED": "true", "STREAM_GUARD_MONITOR_SESSION_SECRET": "test-session-secret-0123456789",
            "STREAM_GUARD_MONITOR_REVIEW_SALT": "test-salt"}
     state: dict[str, Any] = {"names": names, "tmp": tmp, "config": config, "env": env, "workers": []}
 
@@ -374,9 +375,13 @@ def test_a_replay_adds_nothing_and_lost_state_comes_back_from_the_changelogs(mon
     assert len(read_json(names, names.topics.review, until=10**9, timeout=2.0)) == reviews_before
     assert {t: client.view(t) for t in TOKENS} == before
 
-    # Stop both workers, lose both data directories, start one: the tables come back from their changelogs.
+    # Stop both workers at once (one left alone would take over the other's partitions), lose both data
+    # directories, start one: the tables come back from their changelogs.
     for worker in pair:
-        assert worker.stop() == 0
+        assert worker.proc is not None
+        worker.proc.send_signal(signal.SIGTERM)
+    for worker in pair:
+        assert worker.stop() == 0, worker.log_tail()
         shutil.rmtree(worker.data_dir)
     again = monitored["start"]("m3").wait_ready()
     restored = monitored["client"] = Client(again)
