@@ -381,6 +381,7 @@ def test_a_replay_adds_nothing_and_lost_state_comes_back_from_the_changelogs(mon
         assert worker.proc is not None
         worker.proc.send_signal(signal.SIGTERM)
     for worker in pair:
+        worker.proc.wait(timeout=60)  # no second signal: it could land after Faust's handler is gone
         assert worker.stop() == 0, worker.log_tail()
         shutil.rmtree(worker.data_dir)
     again = monitored["start"]("m3").wait_ready()
