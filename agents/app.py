@@ -36,7 +36,7 @@ import socket
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 import faust
 import faust.streams
@@ -53,8 +53,12 @@ from stream_guard.deadletter import Source, dead_letter, encode
 from stream_guard.events import EventError, Limits, decode_event
 from stream_guard.judging import MISROUTED, Judged, JudgedBatch
 from stream_guard.latency import LatencyRegistry, e2e_origin, render_prometheus
+from stream_guard.monitoring.settings import MonitorSettings
 from stream_guard.settings import StreamSettings
 from stream_guard.text import looks_like_question_hash, question_hash
+
+if TYPE_CHECKING:
+    from stream_guard.agents.monitor import Monitor
 
 log = logging.getLogger(__name__)
 
@@ -201,6 +205,7 @@ class GuardService:
     settings: StreamSettings
     judge: Judge
     worker: str
+    monitoring: MonitorSettings = field(default_factory=MonitorSettings)
     app: faust.App = field(init=False)
     registry: LatencyRegistry = field(init=False)
     budget: LatencyBudgetMonitor = field(init=False)
@@ -232,6 +237,11 @@ class GuardService:
         app.agent(self.inputs, name="judge")(self._judge)
         app.timer(s.metrics_interval_s, name="publish-metrics")(self._publish_metrics)
         app.timer(s.alert_prune_interval_s, name="prune-alerts-sent")(self._prune_alerts_sent)
+        self.monitor: Monitor | None = None
+        if self.monitoring.enabled:  # tenant monitoring: its own tables, agents and pages (agents/monitor.py)
+            from stream_guard.agents.monitor import Monitor
+            self.monitor = Monitor(self, self.monitoring)
+            self.monitor.register_pages()
         # Faust binds a page handler as the view's `get`: it must be a plain (view, request) function.
         for path, handler in (("/metrics", self._metrics_page), ("/healthz", self._health_page),
                               ("/readyz", self._ready_page)):
@@ -462,6 +472,8 @@ class GuardService:
                 continue
             batch.pending.append(await self._send(self.settings.topics.verdicts, (item.question_hash or "").encode(),
                                                   item.verdict or b""))
+            if self.monitor is not None:
+                batch.pending.extend(await self.monitor.on_verdict(item, event.message))
             for alert in item.alerts:
                 if alert.alert_id in self._alerts_overlay:
                     seen = True
@@ -607,7 +619,7 @@ class GuardService:
 
     def metrics_text(self) -> str:
         consumer: Any = self.app.consumer
-        return render_prometheus(
+        text = render_prometheus(
             self.registry, budget_ms=self.settings.latency_budget_ms,
             extra_gauges={"stream_guard_uptime_seconds": (now_ms() - self.started_ms) / 1000.0,
                           "stream_guard_event_budget_seconds": self.judge.config.event_budget_ms / 1000.0,
@@ -621,6 +633,7 @@ class GuardService:
                     float(getattr(consumer, "refused_acks", 0))),
             },
         )
+        return text + self.monitor.metrics_text() if self.monitor is not None else text
 
     async def _metrics_page(self, web: Any, request: Any) -> Any:
         return web.bytes(self.metrics_text().encode(), headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
@@ -662,5 +675,7 @@ def worker_name() -> str:
     return os.environ.get("STREAM_GUARD_WORKER_NAME") or f"{socket.gethostname()}-{os.getpid()}"
 
 
-def build_service(settings: StreamSettings, judge: Judge, worker: str | None = None) -> GuardService:
-    return GuardService(settings=settings, judge=judge, worker=worker or worker_name())
+def build_service(settings: StreamSettings, judge: Judge, worker: str | None = None,
+                  monitoring: MonitorSettings | None = None) -> GuardService:
+    return GuardService(settings=settings, judge=judge, worker=worker or worker_name(),
+                        monitoring=monitoring or MonitorSettings())

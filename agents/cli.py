@@ -4,7 +4,8 @@
                          [--config FILE.toml] [--ner spacy|regex]
     stream-guard up      [--once] [--broker HOST:PORT] [--events FILE.jsonl] [--interval S] ...
     stream-guard produce PATH [--topic T] [--broker HOST:PORT]
-    stream-guard tail    verdicts|alerts|dlq|metrics [--broker HOST:PORT] [--from-beginning] [--max N]
+    stream-guard tail    verdicts|alerts|dlq|metrics|review|labels [--broker HOST:PORT] [--from-beginning]
+                         [--max N] [--to-end]
 
 A broker comes from --broker, else STREAM_GUARD_BROKER, else (worker and up only) the embedded one.
 """
@@ -25,7 +26,7 @@ import tomllib
 import urllib.request
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, AsyncIterator, Mapping, Sequence
 
 import orjson
 from aiokafka.errors import KafkaError
@@ -36,9 +37,12 @@ from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent,
 from stream_guard.agents.topics import ensure_topics
 from stream_guard.config import build_config
 from stream_guard.display import line_for
+from stream_guard.events import EventError
+from stream_guard.labels import decode_label
+from stream_guard.monitoring.settings import load_monitor_settings
 from stream_guard.settings import StreamSettings, load_settings
 
-STREAMS = ("verdicts", "alerts", "dlq", "metrics")
+STREAMS = ("verdicts", "alerts", "dlq", "metrics", "review", "labels")
 
 
 def _say(*parts: object) -> None:
@@ -104,13 +108,14 @@ def cmd_worker(argv: Sequence[str]) -> int:
     try:
         settings = _settings(args)
         config = _detector_config(args)
+        monitoring = load_monitor_settings(_toml(args.config), os.environ)
     except (OSError, ValueError) as exc:
         _err(f"bad configuration: {exc}")
         return 2
     from stream_guard.agents.worker import run_worker  # imports Faust: only when a worker is wanted
 
     if settings.broker:
-        return run_worker(settings, config, loglevel=args.loglevel, worker=args.name)
+        return run_worker(settings, config, loglevel=args.loglevel, worker=args.name, monitoring=monitoring)
     # No broker: the embedded one, in memory, so the state directory must start empty too (RocksDB state
     # and its remembered changelog offsets would not match a broker that just started with nothing: Faust
     # would stop with ConsistencyError on every start).
@@ -126,7 +131,7 @@ def cmd_worker(argv: Sequence[str]) -> int:
         _say(f"state in {data_dir}")
         try:
             return run_worker(settings.with_overrides(broker=broker.bootstrap, data_dir=data_dir), config,
-                              loglevel=args.loglevel, worker=args.name)
+                              loglevel=args.loglevel, worker=args.name, monitoring=monitoring)
         finally:
             if not args.data_dir:
                 shutil.rmtree(data_dir, ignore_errors=True)
@@ -205,12 +210,31 @@ def cmd_produce(argv: Sequence[str]) -> int:
 # --- tail ---------------------------------------------------------------------------------------------------
 
 
+async def _until_end(reader: Reader) -> AsyncIterator[Any]:
+    """The records up to the end offsets the topic had when we started, then stop."""
+    assert reader.consumer is not None
+    consumer = reader.consumer
+    ends = await consumer.end_offsets(list(consumer.assignment()))
+
+    async def behind() -> bool:
+        return any([await consumer.position(tp) < end for tp, end in ends.items()])
+
+    while await behind():
+        for record in await reader.poll(1.0):
+            yield record
+
+
 async def _tail(broker: str, topic: str, kind: str, from_beginning: bool, limit: int | None, pretty: bool,
-                options: Mapping[str, Any] | None = None) -> int:
+                options: Mapping[str, Any] | None = None, to_end: bool = False) -> int:
     reader = await Reader(broker, [topic], from_beginning=from_beginning, options=options).start()
     count = 0
     try:
-        async for record in reader.records():
+        async for record in (_until_end(reader) if to_end else reader.records()):
+            if kind == "labels" and not pretty:
+                try:  # a dump for `backtest --labels`: only grades that pass validation (the rest were dead-lettered)
+                    decode_label(record.value or b"")
+                except EventError:
+                    continue
             try:
                 value = orjson.loads(record.value)
                 text = line_for(kind, value) if pretty else orjson.dumps(value).decode()
@@ -230,6 +254,7 @@ def cmd_tail(argv: Sequence[str]) -> int:
     parser.add_argument("stream", choices=STREAMS)
     parser.add_argument("--from-beginning", action="store_true")
     parser.add_argument("--max", type=int, help="stop after N records")
+    parser.add_argument("--to-end", action="store_true", help="stop at the end the topic had when tail started")
     parser.add_argument("--format", choices=("json", "pretty"), default="json",
                         help="json: one record per line (default); pretty: one readable line each")
     _common(parser)
@@ -241,7 +266,7 @@ def cmd_tail(argv: Sequence[str]) -> int:
     topic = getattr(settings.topics, args.stream)
     try:
         asyncio.run(_tail(broker, topic, args.stream, args.from_beginning, args.max, args.format == "pretty",
-                          client_options(settings)))
+                          client_options(settings), args.to_end))
     except KeyboardInterrupt:
         pass
     except (KafkaError, TimeoutError, OSError) as exc:

@@ -51,6 +51,7 @@ def topic_specs(settings: StreamSettings) -> list[TopicSpec]:
         TopicSpec(t.answers, settings.answers_partitions, rf, big),
         TopicSpec(settings.by_question_topic, settings.partitions, rf, big),
         *(TopicSpec(name, settings.output_partitions, rf) for name in t.outputs()),
+        *(TopicSpec(name, settings.output_partitions, rf) for name in (t.review, t.labels)),
     ]
 
 

@@ -12,6 +12,7 @@ from stream_guard.agents.app import GuardService, build_service
 from stream_guard.agents.judge import Judge
 from stream_guard.agents.topics import ensure_topics
 from stream_guard.config import DetectorConfig
+from stream_guard.monitoring.settings import MonitorSettings
 from stream_guard.settings import StreamSettings
 
 log = logging.getLogger(__name__)
@@ -25,23 +26,24 @@ class _Worker(faust.Worker):
         self.spinner = None
 
 
-def prepare(settings: StreamSettings, config: DetectorConfig, worker: str | None = None) -> GuardService:
+def prepare(settings: StreamSettings, config: DetectorConfig, worker: str | None = None,
+            monitoring: MonitorSettings | None = None) -> GuardService:
     """Load the core (and its model) before joining the group, so the first batch is not the slow one."""
     started = time.perf_counter()
     judge = Judge(config)
     log.info("core ready in %.2fs (judge process, NER %s, %g ms of CPU per event)", time.perf_counter() - started,
              judge.ner_backend, config.event_budget_ms)
-    return build_service(settings, judge, worker)
+    return build_service(settings, judge, worker, monitoring)
 
 
 def run_worker(settings: StreamSettings, config: DetectorConfig, *, loglevel: str = "info",
-               worker: str | None = None) -> int:
+               worker: str | None = None, monitoring: MonitorSettings | None = None) -> int:
     """Blocks until SIGINT/SIGTERM; Faust then leaves the group, flushes and closes the tables."""
     # The App must be created on the loop the Worker runs, so set it before anything touches asyncio.
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     loop.run_until_complete(ensure_topics(settings))
-    service = prepare(settings, config, worker)
+    service = prepare(settings, config, worker, monitoring)
     faust_worker = _Worker(service.app, loglevel=loglevel, loop=loop)
     try:
         faust_worker.execute_from_commandline()

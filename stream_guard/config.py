@@ -272,8 +272,9 @@ def load_config(path: str | Path, base: DetectorConfig | None = None) -> Detecto
     """Load `[detector]` (or top-level keys) from a TOML file."""
     with open(path, "rb") as fh:
         doc = tomllib.load(fh)
-    # One file may configure both the detector and the streaming service ([stream], read by settings.py).
-    detector = doc["detector"] if "detector" in doc else {k: v for k, v in doc.items() if k != "stream"}
+    # One file may configure the detector, the streaming service ([stream], read by settings.py) and tenant
+    # monitoring ([monitor], read by monitoring/settings.py).
+    detector = doc["detector"] if "detector" in doc else {k: v for k, v in doc.items() if k not in ("stream", "monitor")}
     if detector.get("score_model_path"):
         detector = {**detector, "score_model_path": _model_path(detector["score_model_path"], Path(path).parent)}
     return config_from_mapping(detector, base)

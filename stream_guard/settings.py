@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
 from stream_guard.config import LIMITS_ENV_PREFIX, ConfigError, coerce, detector_setting_names, limit_names
+from stream_guard.monitoring.settings import monitor_variable_names
 
 ENV_PREFIX = "STREAM_GUARD_"
 TOPIC_ENV_PREFIX = "STREAM_GUARD_TOPIC_"
@@ -42,6 +43,9 @@ class TopicNames:
     alerts: str = "guard.alerts"
     dlq: str = "guard.dlq"
     metrics: str = "guard.metrics"
+    # Tenant monitoring's review loop: the weekly sample out, graders' labels in.
+    review: str = "guard.review"
+    labels: str = "guard.labels"
     # The internal re-keyed copy of `answers`; empty means "<app_id>-answers-by-question".
     by_question: str = ""
 
@@ -213,15 +217,16 @@ def settings_from_mapping(data: Mapping[str, Any], base: StreamSettings | None =
 
 
 def unknown_variables(env: Mapping[str, str]) -> list[str]:
-    """`STREAM_GUARD_*` variables that name no stream setting, topic, detector setting or limit, and are not
-    one of the project's other variables (OTHER_VARIABLES): misspellings, most likely."""
+    """`STREAM_GUARD_*` variables that name no stream setting, topic, detector setting, limit or monitoring
+    setting, and are not one of the project's other variables (OTHER_VARIABLES): misspellings, most likely."""
     stream = {f.name for f in fields(StreamSettings)} - {"topics"}
     topics = {f.name for f in fields(TopicNames)}
     detector = detector_setting_names() - {"limits"}
     limits = limit_names()
+    monitor = monitor_variable_names()
     out = []
     for key in env:
-        if not key.startswith(ENV_PREFIX) or key in OTHER_VARIABLES:
+        if not key.startswith(ENV_PREFIX) or key in OTHER_VARIABLES or key in monitor:
             continue
         if key.startswith(TOPIC_ENV_PREFIX) and key[len(TOPIC_ENV_PREFIX):].lower() in topics:
             continue

@@ -85,12 +85,13 @@ def chromium_path() -> str | None:
     return os.environ.get("STREAM_GUARD_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-# Module scope, not session: Playwright's sync API keeps an asyncio loop running in the main thread while it
-# is open, and every later test that calls asyncio.run() would fail with "cannot be called from a running
-# event loop".
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """A headless Chromium (playwright.sync_api.Browser) shared by a test module; give each test its own page."""
+    """A headless Chromium (playwright.sync_api.Browser) shared by a module's tests; give each its own page.
+
+    Module, not session: while Playwright's sync API is running it leaves its event loop set as this thread's
+    running loop, so every later `asyncio.run` (the broker tests' helpers) would fail. In a module that uses
+    both, put the browser tests last."""
     path = chromium_path()
     if path is None:
         if os.environ.get("STREAM_GUARD_REQUIRE_BROWSER") == "1":

@@ -62,7 +62,7 @@ class Names:
             "STREAM_GUARD_ANSWERS_PARTITIONS": str(self.partitions),
             "STREAM_GUARD_OUTPUT_PARTITIONS": "2",
             **{f"STREAM_GUARD_TOPIC_{name.upper()}": f"{self.prefix}.{name}"
-               for name in ("answers", "verdicts", "alerts", "dlq", "metrics")},
+               for name in ("answers", "verdicts", "alerts", "dlq", "metrics", "review", "labels")},
         }
 
 
@@ -74,6 +74,7 @@ class Worker:
     name: str = "w"
     ner: str = "regex"
     extra_env: dict[str, str] = field(default_factory=dict)
+    config: Path | None = None
     web_port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
 
@@ -82,6 +83,8 @@ class Worker:
         cmd = [sys.executable, "-m", "stream_guard.agents", "worker", "--broker", self.names.broker,
                "--data-dir", str(self.data_dir), "--web-port", str(self.web_port), "--ner", self.ner,
                "--name", self.name, "--loglevel", "info"]
+        if self.config is not None:
+            cmd += ["--config", str(self.config)]
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)

@@ -123,7 +123,7 @@ def test_every_stream_guard_variable_the_repository_uses_is_known() -> None:
         if path.suffix in {".py", ".md", ".yml", ".yaml", ".toml", ""} and path.is_file():
             used |= set(re.findall(r"STREAM_GUARD_[A-Z0-9_]*[A-Z0-9]", path.read_text(errors="replace")))
     # Prefixes and placeholders written in prose, not variables.
-    used -= {"STREAM_GUARD_TOPIC", "STREAM_GUARD_LIMITS"}
+    used -= {"STREAM_GUARD_TOPIC", "STREAM_GUARD_LIMITS", "STREAM_GUARD_MONITOR"}
     unknown = [v for v in unknown_variables({v: "" for v in used}) if not v.endswith(("_NAME", "_SETTING"))]
     assert unknown == []
     assert {"STREAM_GUARD_DATA", "STREAM_GUARD_TANSU_BIN", "STREAM_GUARD_TEST_BROKER"} <= OTHER_VARIABLES
@@ -133,3 +133,11 @@ def test_every_stream_guard_variable_the_repository_uses_is_known() -> None:
 def test_the_thread_executor_is_refused_with_the_reason() -> None:
     with pytest.raises(ConfigError, match="'thread' was removed: a judge thread cannot be stopped"):
         load_settings(overrides={"executor": "thread"})
+
+
+def test_monitoring_variables_are_settings_and_their_misspellings_are_refused():
+    from stream_guard.settings import unknown_variables
+
+    env = {"STREAM_GUARD_MONITOR_ENABLED": "false", "STREAM_GUARD_MONITOR_SESSION_SECRET": "s",
+           "STREAM_GUARD_MONITOR_REVIEW_SALT": "x", "STREAM_GUARD_MONITOR_ENABLD": "false"}
+    assert unknown_variables(env) == ["STREAM_GUARD_MONITOR_ENABLD"]
