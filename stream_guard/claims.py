@@ -17,7 +17,9 @@ from stream_guard.text import content_words, split_sentences
 
 # Words that refer to the retrieved material itself rather than to the world.
 _SOURCE_NOUN = r"(?:passages?|context|contexts|documents?|sources?|texts?|articles?|excerpts?|snippets?|search\s+results|materials?|information|news\s+articles?)"
-_SOURCE_REF = rf"(?:the\s+|these\s+|this\s+)?(?:(?:given|provided|above|retrieved|available|following|supplied|original|relevant)\s+)*{_SOURCE_NOUN}(?:\s*\#?\s*\d+)?(?:\s+(?:provided|given|above|supplied|here))?"
+# Whitespace runs are matched possessively and never by two quantifiers in a row, so a long run of spaces
+# after "passage" is read once rather than split every possible way.
+_SOURCE_REF = rf"(?:the\s++|these\s++|this\s++)?(?:(?:given|provided|above|retrieved|available|following|supplied|original|relevant)\s++)*+{_SOURCE_NOUN}(?:(?:\s*+\#)?\s*+\d++)?(?:\s++(?:provided|given|above|supplied|here)\b)?"
 
 # Prefaces that attribute a claim to the passages: removed, the rest of the sentence is the claim.
 _PREFACE_RE = re.compile(
@@ -43,13 +45,13 @@ _ATTRIBUTION_RE = re.compile(
 # Mid-sentence attributions and parenthetical source tags carry no claim content.
 _INLINE_META_RE = re.compile(
     rf"""\(\s*(?:see\s+)?(?:passage|source|document|doc|chunk)s?\s*\d+(?:\s*(?:,|and|&)\s*\d+)*\s*\)
-        |,?\s*(?:as\s+(?:mentioned|stated|described|noted|shown|explained|outlined|indicated)\s+in|according\s+to|based\s+on)\s+{_SOURCE_REF}\s*,?
+        |(?:,\s*+|(?<!\s)\s++)?(?:as\s++(?:mentioned|stated|described|noted|shown|explained|outlined|indicated)\s++in|according\s++to|based\s++on)\s++{_SOURCE_REF}\s*+,?
         |\b(?:in|from)\s+(?:the\s+)?(?:given|provided|retrieved)\s+{_SOURCE_NOUN}(?:\s*\d+)?""",
     re.IGNORECASE | re.VERBOSE,
 )
 # "passages 1 and 3", "step 7": numbers that point inside the answer or at the passages, not figures.
 _REFERENCE_NUMBER_RE = re.compile(
-    r"""\b(passages?|sources?|documents?|docs?|chunks?|steps?|paragraphs?)\s*\#?\s*\d+(?:\s*(?:,|and|&|or|-)\s*\d+)*\b""",
+    r"""\b(passages?|sources?|documents?|docs?|chunks?|steps?|paragraphs?)(?:\s*+\#)?\s*+\d++(?:\s*+(?:,|and|&|or|-)\s*+\d++)*+\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 _OPENER_RE = re.compile(

@@ -30,6 +30,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from stream_guard.checks.alignment import FILLER_STEMS, ContradictionView, contradiction_finding
+
+# Caps that keep a sentence-dense event in bounded time. On the labelled data an answer sentence has at most
+# 15 aligned candidates and no clause has 40 content words before a predicate: neither binds there.
+MAX_CANDIDATES = 48  # best-aligned context sentences an answer sentence is compared with
+MAX_SUBJECT_STEMS = 40  # content stems before a predicate kept as what its clause is about (nearest first)
 from stream_guard.inspection import Inspection
 from stream_guard.report import Finding
 from stream_guard.text import NEGATORS, STOP_WORDS, stem
@@ -137,7 +142,7 @@ def polarity(text: str) -> Polarity:
         if partial or tokens[j][0] in _NEGATIVE_WORDS:
             unsure.add(head_stem)
             continue
-        before = frozenset(s for s in stems[lo:k] if s)
+        before = frozenset(s for s in stems[lo:k] if s)  # once per clause: at most one negated head each
         negated.setdefault(head_stem, Mention((_phrase_start(tokens, k), tokens[j][2]), before, possessed))
     for s in unsure:
         negated.pop(s, None)
@@ -216,7 +221,7 @@ def _collect_positive(
         # "has a dark mode": the patchable phrase starts at the possession verb, so it swaps cleanly
         # with "does not have a dark".
         start = _phrase_start(tokens, owner if owner is not None else k)
-        before = frozenset(x for _, x in clause[:n])
+        before = frozenset(x for _, x in clause[max(0, n - MAX_SUBJECT_STEMS) : n])
         after = frozenset(x for _, x in clause[n + 1 : n + 4])
         positive[s] = Mention((start, tokens[k][2]), before, owner is not None, after)
 
@@ -247,9 +252,9 @@ def analyze_negation(view: ContradictionView) -> list[Finding]:
         candidates = sorted(
             (c for c, shared in overlaps.items() if shared >= best - 1 and _aligned(shared, len(answer.stems))),
             key=lambda c: (-overlaps[c], c),
-        )
+        )[:MAX_CANDIDATES]
         answer_negates = has_negator(answer.text)
-        denying = [c for c in candidates if has_negator(view.sentence(c).text)]
+        denying = [c for c in candidates if _negates(view, c)]
         if not denying and not answer_negates and _ANTONYMS.keys().isdisjoint(answer.stems):
             continue  # no negation and no opposable word on either side of any aligned pair: nothing can flip
         mine = polarity(answer.text)
@@ -264,6 +269,16 @@ def analyze_negation(view: ContradictionView) -> list[Finding]:
         if found is not None:
             findings.append(_finding(view, answer.text, found))
     return findings
+
+
+@lru_cache(maxsize=16384)
+def _has_negator_cached(text: str) -> bool:
+    return has_negator(text)
+
+
+def _negates(view: ContradictionView, context_id: int) -> bool:
+    # Cached by sentence text: every answer sentence aligned with a context sentence asks the same question.
+    return _has_negator_cached(view.sentence(context_id).text)
 
 
 def _aligned(shared: int, answer_stems: int) -> bool:

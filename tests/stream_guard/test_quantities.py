@@ -103,7 +103,7 @@ def test_labels_and_identifiers_are_not_values(text: str) -> None:
 
 def test_bare_years_are_left_to_the_dates_check() -> None:
     assert extract_quantities("It was founded in 2019.") == []
-    assert only("take 2000 mg daily").unit == "kg"  # a unit makes it a quantity again
+    assert only("take 2000 mg daily").unit == "kg/day"  # a unit makes it a quantity again (here a rate)
 
 
 def test_one_as_a_pronoun_is_not_a_number() -> None:
