@@ -408,6 +408,11 @@ def _sentence_offsets(text: str) -> list[tuple[int, str]]:
 # Words of context either side of a novel capitalised word that NER gets to see. Measured on RAGTruth
 # dev: 6 words keep the flags of whole sentences at about 60% of the NER cost.
 WINDOW_WORDS = 6
+# Characters of one answer that the statistical recognizer reads at most (spaCy costs about 20-100 us a
+# character, so an answer made of novel names or one 20,000-character token would cost up to 2 s). The
+# regex backend still covers the whole answer. On the labelled data at most 720 characters of an answer go
+# to the recognizer, so the cap does not bind there.
+MAX_NER_CHARS = 2000
 
 
 def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[Inspection]) -> list[tuple[Entity, ...]]:
@@ -427,11 +432,15 @@ def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[In
         context_words = frozenset(_WORD_RE.findall(inspection.context_lower))
         for citation in find_citations(inspection.answer):
             per_answer[i].add(citation)
+        budget = MAX_NER_CHARS
         for offset, sentence in _sentence_offsets(inspection.answer):
-            spans = _novel_spans(sentence, context_words)
+            spans = _novel_spans(sentence, context_words) if budget > 0 else []
             if spans:
                 for w_start, w_end in _windows(sentence, spans, WINDOW_WORDS):
-                    jobs.append((i, offset + w_start, sentence[w_start:w_end]))
+                    w_end = min(w_end, w_start + budget)
+                    if w_end > w_start:
+                        jobs.append((i, offset + w_start, sentence[w_start:w_end]))
+                        budget -= w_end - w_start
             fallback[i].extend(
                 Entity(e.text, e.label, offset + e.start, offset + e.end) for e in _REGEX.extract_one(sentence)
             )

@@ -10,6 +10,7 @@ single one and shares it.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Callable, Iterable, Sequence, TypeVar
@@ -80,10 +81,9 @@ class ContextIndex:
     def shared_counts(self, stems: frozenset[str]) -> dict[int, int]:
         """Context sentence id -> number of `stems` it shares (only sentences sharing at least one).
         `stems` must come from the answer (the index holds postings for those only)."""
-        counts: dict[int, int] = {}
+        counts: Counter[int] = Counter()
         for s in stems:
-            for i in self._postings.get(s, ()):
-                counts[i] = counts.get(i, 0) + 1
+            counts.update(self._postings.get(s, ()))  # counted in C
         return counts
 
     def containing(self, stem_: str) -> Sequence[int]:

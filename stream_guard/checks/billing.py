@@ -52,7 +52,7 @@ _BILLING_WORD_RE = re.compile(
 )
 # "annual report", "monthly newsletter": the cycle word names how often something happens, not billing.
 _NOT_BILLING_AFTER_RE = re.compile(
-    r"\s+(?:report|reports|meeting|meetings|conference|event|events|festival|newsletter|newsletters|review|reviews|"
+    r"\s++(?:report|reports|meeting|meetings|conference|event|events|festival|newsletter|newsletters|review|reviews|"
     r"revenue|revenues|sales|income|profit|profits|earnings|growth|rainfall|leave|holiday|percentage|salary|"
     r"return|returns|output|production|budget|check-?up|survey|update|updates|issue|magazine|average|basis)\b",
     re.IGNORECASE,

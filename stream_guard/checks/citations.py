@@ -26,13 +26,13 @@ from stream_guard.text import stem_set
 # Not followed by "(" so "[text](https://...)" markdown links are left alone.
 _BRACKET_RE = re.compile(r"\[([^\[\]\n]{1,120})\](?!\()")
 _PREFIX_RE = re.compile(r"^(?:source|sources|src|ref|refs|doc|docs|document|chunk|passage|citation|cite)s?\s*[:#]\s*", re.I)
-_POSITIONAL_RE = re.compile(r"^(?:(?:source|passage|doc|document|chunk|ref)s?\s*#?\s*)?(\d{1,3})$", re.I)
+_POSITIONAL_RE = re.compile(r"^(?:(?:source|passage|doc|document|chunk|ref)s?(?:\s*+#)?\s*+)?(\d{1,3})$", re.I)
 _RANGE_RE = re.compile(r"^(\d{1,3})\s*[-–]\s*(\d{1,3})$")
 _YEAR_RE = re.compile(r"^(?:1[5-9]|20)\d\d$")
 # An id-shaped token: letters then a separator then more ("kb-12", "doc_7", "faq:returns"), no spaces.
 _ID_SHAPE_RE = re.compile(r"^([A-Za-z][A-Za-z0-9]*)[-_:./#]([\w.:/#-]+)$")
 _GENERIC_ID_PREFIXES = frozenset("doc docs document source src ref chunk passage kb id".split())
-_SPLIT_RE = re.compile(r"\s*[,;]\s*|\s+and\s+")
+_SPLIT_RE = re.compile(r"\s*+[,;]\s*+|\s++and\s++")
 _MAX_RANGE = 20
 # Brackets read as citation markers per answer. RAGTruth answers cite at most a handful; the cap keeps an
 # answer made of brackets ("[1][1][1]...") in bounded time.

@@ -66,7 +66,7 @@ _DATE_RE = re.compile(
     + ")",
     re.ASCII,
 )
-_UNIT_AFTER_RE = re.compile(r"\s*([A-Za-z]+)")
+_UNIT_AFTER_RE = re.compile(r"\s*+([A-Za-z]++)")
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ What is deliberately not a flip:
   later than", "not only ... but also", "not always", "no more than", "whether or not", "with or without");
 - noun-phrase negators ("without Wayne", "no cost", "nor the guard"): the other side routinely mentions the
   noun in another role. "no" counts only as "no longer", "there are no X" or "no X are/will/can ...";
+- negated instructions with no subject ("Do not plant dahlias in cold soil"): advice, not a denial of a fact,
+  and with no subject words they would meet any clause that uses the verb;
 - anything after a subordinator in its clause ("until the President accepts", "if you do not report"):
   conditions, not assertions; questions; and sentences that say the negative another way ("fails to",
   "unable", "lacks");
@@ -52,6 +54,7 @@ _PARTIAL_AFTER = frozenset(
     """only just merely simply later earlier more less fewer sooner matter doubt necessarily always all every
     quite exactly entirely completely totally mention surprisingly least until unlike""".split()
 )
+_IMPERATIVE_OPENERS = frozenset("do don't never please".split())
 _POSSESSION = frozenset("have has had having own owns owned".split())
 # Skipped between a negator and the word it governs: "cannot *be* cancelled", "does not *yet* support".
 _SKIP = STOP_WORDS | _POSSESSION | frozenset(
@@ -129,7 +132,7 @@ def polarity(text: str) -> Polarity:
             _collect_positive(tokens, stems, lo, hi, positive)
             continue
         k = negators[0]
-        if len(negators) > 1 or not _is_predicate_negator(tokens, k) or _idiomatic(tokens, k):
+        if len(negators) > 1 or not _is_predicate_negator(tokens, k) or _idiomatic(tokens, k) or _imperative(tokens, stems, lo, k):
             # Two negators ("not impossible"), a noun-phrase negator ("without Wayne") or an idiom:
             # nothing in this clause has a polarity we trust.
             unsure.update(s for s in stems[lo:hi] if s)
@@ -187,6 +190,12 @@ def _is_predicate_negator(tokens: list[_Token], k: int) -> bool:
     if k >= 2 and tokens[k - 2][0] == "there" and tokens[k - 1][0] in ("is", "are", "was", "were", "be"):
         return True
     return any(t[0] in _MODALS for t in tokens[k + 2 : k + 4])
+
+
+def _imperative(tokens: list[_Token], stems: list[str | None], lo: int, k: int) -> bool:
+    """"Do not plant dahlias in cold soil": an instruction with no subject, not a denial of a fact; with no
+    subject words it would meet any clause that uses the verb."""
+    return tokens[lo][0] in _IMPERATIVE_OPENERS and not any(stems[lo:k])
 
 
 def _idiomatic(tokens: list[_Token], k: int) -> bool:
