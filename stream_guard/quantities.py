@@ -26,6 +26,16 @@ Decisions worth knowing (each one trades recall for precision, on purpose):
   exactly ("up to 30" vs "up to 14" differ). "within" is not a bound: "within 14 days" is the window.
 - Ages ("a 26-year-old", "26 years old") are their own unit, never compared with durations.
 - Only ASCII digits are numbers; other Unicode digits ("²", "٣") are ignored.
+- Rates are their own units: "100 km/h", "62 mph" and "60 miles per hour" are metres per day, "0.5 mg/kg" is
+  kilograms per kilogram, "5 mg per day" and "3 times a week" are per day. A rate compares only with rates
+  of the same kind, never with a distance or a plain dose; `Quantity.numerator` keeps its amount so the
+  numeric check can still accept "5 mg per day" where the context says "5 mg". A price per month stays a
+  price: billing cycles belong to the billing check.
+- "1.234,56" (dot thousands, decimal comma) is one number; "1.2M dollars" is 1.2 million dollars (a glued
+  M, B or K is a scale only before a currency word or after a currency sign, so "3M" stays a name).
+- Spelled numbers add up only as English composes them: "five six" is two numbers, and two pairs in a row
+  ("nineteen ninety-nine") are a year, left to the dates check.
+- "ton" is any of the short, metric and long ton; "tonne" is 1,000 kg.
 """
 
 from __future__ import annotations
@@ -92,7 +102,9 @@ def _units() -> dict[str, _Unit]:
     add("kg kgs kilogram kilograms kilo kilos", _Unit("kg", 1.0))
     add("lb lbs pound pounds", _Unit("kg", 0.45359237))
     add("oz ounce ounces", _Unit("kg", 0.028349523))
-    add("ton tons tonne tonnes", _Unit("kg", 1000.0))
+    add("tonne tonnes", _Unit("kg", 1000.0))
+    # "ton" is 907 kg (short), 1000 kg (metric) or 1016 kg (long) depending on who writes it: any of them.
+    add("ton tons", _Unit("kg", 1000.0, (907.18474, 1016.0469088)))
     add("mm millimeter millimeters millimetre millimetres", _Unit("m", 1e-3))
     add("cm centimeter centimeters centimetre centimetres", _Unit("m", 1e-2))
     add("meter meters metre metres", _Unit("m", 1.0))

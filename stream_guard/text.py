@@ -63,13 +63,15 @@ _PREPOSITIVE = frozenset(
     viz e.g i.e""".split()
 )
 # Abbreviations that can also end a sentence ("... and Co. They said"): a period after them ends one only
-# before a common sentence opener, and never before a number ("Jan. 5", "No. 7", "p. 55", "approx. 30").
+# before a common sentence opener, and never before a number ("Jan. 5", "approx. 30").
 _ABBREVIATIONS = frozenset(
     """inc corp co ltd llc plc bros assn dept univ govt intl natl assoc jan feb mar apr jun jul aug sep sept oct
-    nov dec mon tue tues wed thu thur thurs fri sat sun etc approx est fig figs vol vols no nos nr n° p pp ch
-    sec para art ed eds ref refs jr sr esq min max avg ave blvd rd hwy ft oz lb lbs al ca incl excl ext tel
-    misc dept""".split()
+    nov dec mon tue tues wed thu thur thurs fri sat sun etc approx est ed eds jr sr esq min max avg ave blvd rd
+    hwy ft oz lb lbs al ca incl excl misc""".split()
 )
+# Abbreviations only before a number ("No. 5", "pp. 12", "Fig. 3"); elsewhere the same letters are a word
+# that can end a sentence ("The answer is no.").
+_BEFORE_NUMBER = frozenset("no nos nr n° pp fig figs vol vols ch sec para art ref refs ext tel".split())
 # Capitalised words that open sentences far more often than they continue a name: after an abbreviation
 # or an initial, one of these starts a new sentence ("... the U.S. How about you?", "you and I. Did you").
 _SENTENCE_STARTERS = frozenset(
@@ -183,6 +185,8 @@ def _sentence_end(text: str, match: re.Match[str], sentence_start: int) -> int |
         if _word_before(text, word_start - 1, sentence_start).endswith(":") and text[word_start - 1].isspace():
             return word_start  # "Steps: 1. Preheat": the number opens the item after "Steps:"
         return close_end
+    if lower in _BEFORE_NUMBER:
+        return None if next_word[:1].isdigit() else close_end
     starter = next_word.lower() in _SENTENCE_STARTERS and next_word[:1].isupper()
     if (len(word) == 1 and word.isalpha()) or _MULTI_PERIOD_RE.fullmatch(word):
         return close_end if starter else None  # "Jonas E. Smith", "the U.S. Government" vs "the U.S. How"
