@@ -63,70 +63,6 @@ def as_chunks(context: Iterable[str | Chunk] | str | None) -> tuple[Chunk, ...]:
     return tuple(out)
 
 
-class ContextView:
-    """What the chunks alone determine: text, sentences, stems and the stem index.
-
-    Shared by every inspection of the same context (`context_view`): an answer and its healed versions are
-    inspected against the same chunks, and a 50-chunk context costs tenths of a second to index. Treat
-    every field as read-only. Lazy and pure, so sharing across threads is safe.
-    """
-
-    def __init__(self, chunks: tuple[Chunk, ...]) -> None:
-        self.chunks = chunks
-
-    @cached_property
-    def text(self) -> str:
-        return "\n".join(c.text for c in self.chunks)
-
-    @cached_property
-    def lower(self) -> str:
-        return self.text.lower()
-
-    @cached_property
-    def sentences(self) -> list[ContextSentence]:
-        return [
-            ContextSentence(i, chunk.id, sentence)
-            for i, chunk in enumerate(self.chunks)
-            for sentence in analyze_chunk(chunk.text)[0]
-        ]
-
-    @cached_property
-    def sentence_stems(self) -> list[frozenset[str]]:
-        return [stems for chunk in self.chunks for stems in analyze_chunk(chunk.text)[1]]
-
-    @cached_property
-    def sentence_index(self) -> dict[str, tuple[int, ...]]:
-        postings: dict[str, list[int]] = {}
-        for i, stems in enumerate(self.sentence_stems):
-            for s in stems:
-                ids = postings.setdefault(s, [])
-                if len(ids) < MAX_POSTINGS:
-                    ids.append(i)
-        return {s: tuple(ids) for s, ids in postings.items()}
-
-    @cached_property
-    def stems(self) -> frozenset[str]:
-        # Words never span sentences, so the union of sentence stems is the context's stems, stemmed once.
-        return frozenset().union(*self.sentence_stems)
-
-    @cached_property
-    def chunk_stems(self) -> list[frozenset[str]]:
-        per_chunk: list[set[str]] = [set() for _ in self.chunks]
-        for sentence, stems in zip(self.sentences, self.sentence_stems):
-            per_chunk[sentence.chunk_index] |= stems
-        return [frozenset(s) for s in per_chunk]
-
-
-# Contexts whose view is kept: an event's healed answers are re-inspected right after it, so a few suffice,
-# and a full-size context's view is tens of megabytes.
-CONTEXT_VIEW_CACHE_SIZE = 4
-
-
-@lru_cache(maxsize=CONTEXT_VIEW_CACHE_SIZE)
-def context_view(chunks: tuple[Chunk, ...]) -> ContextView:
-    return ContextView(chunks)
-
-
 @dataclass(frozen=True)
 class Inspection:
     question: str
@@ -157,16 +93,12 @@ class Inspection:
         )
 
     @cached_property
-    def context(self) -> ContextView:
-        return context_view(self.chunks)  # looked up once: hashing 50 chunks on every access would show
-
-    @property
     def context_text(self) -> str:
-        return self.context.text
+        return "\n".join(c.text for c in self.chunks)
 
-    @property
+    @cached_property
     def context_lower(self) -> str:
-        return self.context.lower
+        return self.context_text.lower()
 
     @cached_property
     def answer_lower(self) -> str:
@@ -178,7 +110,7 @@ class Inspection:
 
     @cached_property
     def answer_sentence_spans(self) -> list[tuple[int, int]]:
-        """(start, end) of each answer sentence found in the answer, in order (each is a substring)."""
+        """(start, end) of each answer sentence in the answer, in order (each is a stripped substring)."""
         spans, cursor = [], 0
         for sentence in self.answer_sentences:
             start = self.answer.find(sentence, cursor)
@@ -187,27 +119,41 @@ class Inspection:
                 cursor = start + len(sentence)
         return spans
 
-    @property
+    @cached_property
     def context_sentences(self) -> list[ContextSentence]:
-        return self.context.sentences
+        return [
+            ContextSentence(i, chunk.id, sentence)
+            for i, chunk in enumerate(self.chunks)
+            for sentence in analyze_chunk(chunk.text)[0]
+        ]
 
-    @property
+    @cached_property
     def context_sentence_stems(self) -> list[frozenset[str]]:
         """Content stems of each `context_sentences` entry, same order (best-sentence grounding)."""
-        return self.context.sentence_stems
+        return [stems for chunk in self.chunks for stems in analyze_chunk(chunk.text)[1]]
 
-    @property
+    @cached_property
     def sentence_index(self) -> dict[str, tuple[int, ...]]:
         """Inverted index: content stem -> indices of the first MAX_POSTINGS context sentences containing it."""
-        return self.context.sentence_index
+        postings: dict[str, list[int]] = {}
+        for i, stems in enumerate(self.context_sentence_stems):
+            for s in stems:
+                ids = postings.setdefault(s, [])
+                if len(ids) < MAX_POSTINGS:
+                    ids.append(i)
+        return {s: tuple(ids) for s, ids in postings.items()}
 
-    @property
+    @cached_property
     def context_stems(self) -> frozenset[str]:
-        return self.context.stems
+        # Words never span sentences, so the union of sentence stems is the context's stems, stemmed once.
+        return frozenset().union(*self.context_sentence_stems)
 
-    @property
+    @cached_property
     def chunk_stems(self) -> list[frozenset[str]]:
-        return self.context.chunk_stems
+        per_chunk: list[set[str]] = [set() for _ in self.chunks]
+        for sentence, stems in zip(self.context_sentences, self.context_sentence_stems):
+            per_chunk[sentence.chunk_index] |= stems
+        return [frozenset(s) for s in per_chunk]
 
     @cached_property
     def question_stems(self) -> frozenset[str]:
@@ -218,6 +164,6 @@ class Inspection:
         for i, chunk in enumerate(self.chunks):
             if chunk.id == ref:
                 return i
-        if ref.isascii() and ref.isdigit() and 1 <= int(ref) <= len(self.chunks):  # "²" is a digit int() refuses
+        if ref.isascii() and ref.isdigit() and 1 <= int(ref) <= len(self.chunks):  # "²" is a digit, not a number
             return int(ref) - 1
         return None
