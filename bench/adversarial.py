@@ -63,6 +63,18 @@ def prose(rng: random.Random, size: int) -> str:
     return _fit("".join(out), size)
 
 
+def _numbered(template: str, size: int) -> str:
+    """`template` filled with 0, 1, 2, ... until `size` characters: every figure distinct."""
+    out: list[str] = []
+    total = i = 0
+    while total < size:
+        piece = template.format(i=i)
+        out.append(piece)
+        total += len(piece)
+        i += 1
+    return _fit("".join(out), size)
+
+
 def named_cases() -> list[Case]:
     """The inputs issue 7 names, and the others found auditing every pattern and pairwise loop."""
     digits = _repeat("123,", ANSWER_CHARS, "Sales were ", "12 units.")
@@ -92,6 +104,8 @@ def named_cases() -> list[Case]:
              tuple(_repeat("Returns take 7 days. ", CHUNK_CHARS) for _ in range(50))),
         Case("dates_vs_dates", _repeat("It opened on March 3, 2020. ", ANSWER_CHARS),
              tuple(_repeat("It opened on March 4, 2021. ", CHUNK_CHARS) for _ in range(50))),
+        Case("distinct_quantities", _numbered("Returns take {i} days. ", ANSWER_CHARS),
+             tuple(_numbered(f"Shipping takes {k}{{i}} days. ", CHUNK_CHARS) for k in range(50))),
         Case("billing_vs_billing", _repeat("The plan costs $10 per month. ", ANSWER_CHARS),
              tuple(_repeat("The plan is billed annually at $100. ", CHUNK_CHARS) for _ in range(50))),
         Case("negation_vs_negation", _repeat("Refunds are not available for orders. ", ANSWER_CHARS),

@@ -37,6 +37,7 @@ NEGATORS: frozenset[str] = frozenset(
 # "1,200"). Every alternative after the first run starts with a separator, so nothing is ever rescanned.
 _WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+|(?<=\d)[.,](?=\d)[^\W_]+)*")
 _THOUSANDS_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_NUMBER_WORD_RE = re.compile(r"[\d.,]+")
 
 # --- sentence splitting ---------------------------------------------------------------------------------
 # Candidate ends: a run of terminators (a spaced ellipsis ". . ." included), closing quotes or brackets, then
@@ -88,7 +89,10 @@ _stemmer = snowballstemmer.stemmer("english")
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """Snowball (Porter 2) stem of a lower-case word."""
+    """Snowball (Porter 2) stem of a lower-case word. A number is its own stem (Snowball leaves a word with
+    no letters unchanged), returned without running the stemmer: a table of figures has thousands."""
+    if word[:1].isdigit() and _NUMBER_WORD_RE.fullmatch(word):
+        return word
     return _stemmer.stemWord(word)
 
 
