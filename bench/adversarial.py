@@ -85,7 +85,8 @@ def named_cases() -> list[Case]:
     return [
         Case("digit_groups_answer", digits, (PLAIN,)),
         Case("digit_groups_chunk", PLAIN, (digits,)),
-        Case("passage_then_spaces", _fit("The passage" + " " * ANSWER_CHARS, ANSWER_CHARS - 10) + "states it.", (PLAIN,)),
+        Case("passage_then_spaces", _fit("The passage" + " " * ANSWER_CHARS, ANSWER_CHARS - 10) + "states it.",
+             (PLAIN,)),
         Case("preface_then_spaces", _fit("However" + " " * ANSWER_CHARS, ANSWER_CHARS - 10) + "sales rose", (PLAIN,)),
         Case("spaces_in_answer", _fit("Sales rose" + " " * ANSWER_CHARS, ANSWER_CHARS - 10) + "last year.", (PLAIN,)),
         Case("capital_then_lower", "A" + "b" * (ANSWER_CHARS - 1), (PLAIN,)),

@@ -22,6 +22,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -56,7 +57,7 @@ def judge(guard: Guard, case: Case) -> float:
     return cpu() - started
 
 
-def run_backend(ner: str, count: int, seed: int) -> dict[str, object]:
+def run_backend(ner: str, count: int, seed: int) -> dict[str, Any]:
     guard = Guard(DetectorConfig(ner=ner, db_path=":memory:", log_flagged=False))
     guard.evaluate(Case("warm-up", "Sales rose.", ("Sales rose last year.",)).event())  # loads spaCy, if any
     named = {case.name: round(judge(guard, case), 4) for case in named_cases()}
@@ -75,6 +76,17 @@ def run_backend(ner: str, count: int, seed: int) -> dict[str, object]:
             "p50_cpu_s": round(percentile(times, 50), 4),
         },
     }
+
+
+def summary(ner: str, result: dict[str, Any]) -> str:
+    fuzz = result["fuzz"]
+    name, worst = result["named_worst"]
+    lines = [
+        f"{ner}: fuzz {fuzz['events']} events: worst {fuzz['worst_cpu_s']:.3f} s ({fuzz['worst_event']}), "
+        f"p99 {fuzz['p99_cpu_s']:.3f} s, p50 {fuzz['p50_cpu_s']:.3f} s; named worst {worst:.3f} s ({name})"
+    ]
+    lines += [f"    {case:32s} {seconds:7.3f} s" for case, seconds in result["named_cpu_s"].items()]
+    return "\n".join(lines)
 
 
 def probe_patterns() -> dict[str, list[dict[str, object]]]:
@@ -105,7 +117,8 @@ def _probe(pattern: re.Pattern[str]) -> dict[str, object] | None:
                 continue
             large = _time(pattern, prefix + unit * 4000 + "!")
             if large > 0.002 and large / max(small, 1e-4) > 8:
-                return {"prefix": prefix, "unit": unit, "seconds_at_4000": round(large, 4), "ratio": round(large / small, 1)}
+                ratio = round(large / small, 1)
+                return {"prefix": prefix, "unit": unit, "seconds_at_4000": round(large, 4), "ratio": ratio}
     return None
 
 
@@ -123,20 +136,16 @@ def main() -> None:
     parser.add_argument("--ner", nargs="*", default=["regex", "spacy"], choices=("regex", "spacy"))
     parser.add_argument("--patterns", action="store_true", help="also probe every module-level pattern")
     args = parser.parse_args()
-    payload: dict[str, object] = {"machine": machine(), "backends": {}}
+    backends: dict[str, dict[str, Any]] = {}
+    payload: dict[str, object] = {"machine": machine(), "backends": backends}
     for ner in args.ner:
         try:
             result = run_backend(ner, args.count, args.seed)
         except RuntimeError as exc:  # spaCy or its model missing
             print(f"{ner}: skipped ({exc})")
             continue
-        payload["backends"][ner] = result  # type: ignore[index]
-        fuzz = result["fuzz"]
-        name, worst = result["named_worst"]  # type: ignore[misc]
-        print(f"{ner}: fuzz {fuzz['events']} events: worst {fuzz['worst_cpu_s']:.3f} s ({fuzz['worst_event']}), "  # type: ignore[index]
-              f"p99 {fuzz['p99_cpu_s']:.3f} s, p50 {fuzz['p50_cpu_s']:.3f} s; named worst {worst:.3f} s ({name})")  # type: ignore[index]
-        for case, seconds in result["named_cpu_s"].items():  # type: ignore[union-attr]
-            print(f"    {case:32s} {seconds:7.3f} s")
+        backends[ner] = result
+        print(summary(ner, result))
     if args.patterns:
         payload["patterns"] = patterns = probe_patterns()
         print(f"patterns: {len(patterns['suspect'])} suspect, {len(patterns['anchored_only'])} anchored-only")

@@ -368,7 +368,8 @@ def _read_words(toks: list[_Tok], i: int, pairs: bool = True) -> _Spelled | None
         if kind is None or (kind == "hundred" or kind == "thousand") and prev is None:
             break
         if prev is not None and not _composes(prev, kind):
-            if pairs and prev in ("teens", "tens") and total == 0 and 11 <= current <= 20 and kind in ("teens", "tens"):
+            year_pair = prev in ("teens", "tens") and kind in ("teens", "tens") and 11 <= current <= 20
+            if pairs and year_pair and total == 0:
                 pair = _read_words(toks, j, pairs=False)
                 if pair is not None and 10 <= pair.value <= 99:
                     return _Spelled(current * 100 + pair.value, pair.last, year=True)

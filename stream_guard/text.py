@@ -191,8 +191,8 @@ def _sentence_end(text: str, match: re.Match[str], sentence_start: int) -> int |
         # A known abbreviation or an initial before a lower-case word goes on ("co. at noon", "the U.S.A.
         # last year"); after an ordinary word, informal text starts a sentence in lower case ("a family
         # business. these churros never fail").
-        known = lower in _ABBREVIATIONS or lower in _BEFORE_NUMBER or len(word) == 1 or _MULTI_PERIOD_RE.fullmatch(word)
-        return None if known else close_end
+        known = lower in _ABBREVIATIONS or lower in _BEFORE_NUMBER or len(word) == 1
+        return None if known or _MULTI_PERIOD_RE.fullmatch(word) else close_end
     if _ENUMERATOR_RE.fullmatch(word):
         word_start = term_start - len(word)
         if text[sentence_start:word_start].strip() == "":

@@ -134,7 +134,9 @@ def find_markers(inspection: Inspection) -> list[Marker]:
     return markers
 
 
-def _attached_sentence(spans: list[tuple[int, int, str]], starts: list[int], leading_ends: list[int], start: int) -> str:
+def _attached_sentence(
+    spans: list[tuple[int, int, str]], starts: list[int], leading_ends: list[int], start: int
+) -> str:
     i = bisect_right(starts, start) - 1
     if i >= 0 and start < spans[i][1]:
         leading = start <= spans[i][0] or start < leading_ends[i]  # only brackets before it

@@ -132,7 +132,8 @@ def polarity(text: str) -> Polarity:
             _collect_positive(tokens, stems, lo, hi, positive)
             continue
         k = negators[0]
-        if len(negators) > 1 or not _is_predicate_negator(tokens, k) or _idiomatic(tokens, k) or _imperative(tokens, stems, lo, k):
+        plain = _is_predicate_negator(tokens, k) and not _idiomatic(tokens, k) and not _imperative(tokens, stems, lo, k)
+        if len(negators) > 1 or not plain:
             # Two negators ("not impossible"), a noun-phrase negator ("without Wayne") or an idiom:
             # nothing in this clause has a polarity we trust.
             unsure.update(s for s in stems[lo:hi] if s)
