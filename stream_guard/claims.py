@@ -15,81 +15,85 @@ from dataclasses import dataclass
 
 from stream_guard.text import content_words, split_sentences
 
+# Every whitespace run below is matched by one possessive quantifier (`\s++`, `\s*+`), never by two
+# quantifiers in a row that could share it: "However" followed by 20,000 spaces is read once, not split
+# every possible way (it took 15 s at 8,000 spaces).
+
 # Words that refer to the retrieved material itself rather than to the world.
-_SOURCE_NOUN = r"(?:passages?|context|contexts|documents?|sources?|texts?|articles?|excerpts?|snippets?|search\s+results|materials?|information|news\s+articles?)"
-_SOURCE_REF = rf"(?:the\s+|these\s+|this\s+)?(?:(?:given|provided|above|retrieved|available|following|supplied|original|relevant)\s+)*{_SOURCE_NOUN}(?:\s*\#?\s*\d+)?(?:\s+(?:provided|given|above|supplied|here))?"
+_SOURCE_NOUN = r"(?:passages?|context|contexts|documents?|sources?|texts?|articles?|excerpts?|snippets?|search\s++results|materials?|information|news\s++articles?)"
+_SOURCE_REF = rf"(?:the\s++|these\s++|this\s++)?(?:(?:given|provided|above|retrieved|available|following|supplied|original|relevant)\s++)*+{_SOURCE_NOUN}(?:(?:\s*+\#)?\s*+\d++)?(?:\s++(?:provided|given|above|supplied|here)\b)?"
 
 # Prefaces that attribute a claim to the passages: removed, the rest of the sentence is the claim.
 _PREFACE_RE = re.compile(
-    rf"""^\s*(?:
-        (?:therefore|so|thus|overall|in\s+summary|in\s+conclusion|to\s+summarize|however)?\s*,?\s*
-        (?:(?:based\s+(?:on|upon)|according\s+to|as\s+(?:mentioned|stated|described|noted|shown|explained|outlined|indicated|seen)\s+in|as\s+per)\s+
-           (?:the\s+)?(?:information\s+(?:provided\s+|given\s+)?in\s+)?
-          |(?:in|from|using)\s+(?=the\s|these\s|this\s))
+    rf"""^\s*+(?:
+        (?:(?:therefore|so|thus|overall|in\s++summary|in\s++conclusion|to\s++summarize|however)\s*+)?,?\s*+
+        (?:(?:based\s++(?:on|upon)|according\s++to|as\s++(?:mentioned|stated|described|noted|shown|explained|outlined|indicated|seen)\s++in|as\s++per)\s++
+           (?:the\s++)?(?:information\s++(?:provided\s++|given\s++)?in\s++)?
+          |(?:in|from|using)\s++(?=the\s|these\s|this\s))
         {_SOURCE_REF}
-        (?:\s+(?:and|&)\s+{_SOURCE_REF})*
-        \s*[,:]?
+        (?:\s++(?:and|&)\s++{_SOURCE_REF})*
+        \s*+[,:]?
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
 # "Passage 2 states that ...", "The article reports ...": the attribution goes, the reported content stays.
 _ATTRIBUTION_RE = re.compile(
-    rf"""^\s*{_SOURCE_REF}\s+(?:also\s+|further\s+|clearly\s+)?
+    rf"""^\s*+{_SOURCE_REF}\s++(?:(?:also|further|clearly)\s++)?
         (?:states?|says|mentions?|indicates?|suggests?|notes?|explains?|describes?|reports?|shows?|recommends?|
-           defines?|highlights?|adds?|summarizes?|emphasi[sz]es?|claims?|argues?|details?|discusses?|points\s+out|confirms?)
-        (?:\s+that)?\s*,?""",
+           defines?|highlights?|adds?|summarizes?|emphasi[sz]es?|claims?|argues?|details?|discusses?|points\s++out|confirms?)
+        (?:\s++that)?\s*+,?""",
     re.IGNORECASE | re.VERBOSE,
 )
 # Mid-sentence attributions and parenthetical source tags carry no claim content.
 _INLINE_META_RE = re.compile(
-    rf"""\(\s*(?:see\s+)?(?:passage|source|document|doc|chunk)s?\s*\d+(?:\s*(?:,|and|&)\s*\d+)*\s*\)
-        |,?\s*(?:as\s+(?:mentioned|stated|described|noted|shown|explained|outlined|indicated)\s+in|according\s+to|based\s+on)\s+{_SOURCE_REF}\s*,?
-        |\b(?:in|from)\s+(?:the\s+)?(?:given|provided|retrieved)\s+{_SOURCE_NOUN}(?:\s*\d+)?""",
+    rf"""\(\s*+(?:see\s++)?(?:passage|source|document|doc|chunk)s?\s*+\d++(?:\s*+(?:,|and|&)\s*+\d++)*+\s*+\)
+        |(?:,\s*+|(?<!\s)\s++)?(?:as\s++(?:mentioned|stated|described|noted|shown|explained|outlined|indicated)\s++in|according\s++to|based\s++on)\s++{_SOURCE_REF}\s*+,?
+        |\b(?:in|from)\s++(?:the\s++)?(?:given|provided|retrieved)\s++{_SOURCE_NOUN}(?:\s*+\d++)?""",
     re.IGNORECASE | re.VERBOSE,
 )
 # "passages 1 and 3", "step 7": numbers that point inside the answer or at the passages, not figures.
 _REFERENCE_NUMBER_RE = re.compile(
-    r"""\b(passages?|sources?|documents?|docs?|chunks?|steps?|paragraphs?)\s*\#?\s*\d+(?:\s*(?:,|and|&|or|-)\s*\d+)*\b""",
+    r"""\b(passages?|sources?|documents?|docs?|chunks?|steps?|paragraphs?)(?:\s*+\#)?\s*+\d++(?:\s*+(?:,|and|&|or|-)\s*+\d++)*+\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 _OPENER_RE = re.compile(
-    r"^\s*(?:(?:sure|certainly|of course|absolutely|okay|ok|yes|no|great question|good question|hi|hello|hey|"
-    r"note|please note(?:\s+that)?|in summary|in conclusion|to summarize|overall|answer|summary|step\s*\d+|"
-    r"(?:passage|source|document|doc|chunk|context)\s*\d*)"
-    r"\s*[!:,.)\-–—]+|(?:\(?\d{1,3}[.)]|[-*•]+|#+)\s+)\s*",
+    r"^\s*+(?:(?:sure|certainly|of course|absolutely|okay|ok|yes|no|great question|good question|hi|hello|hey|"
+    r"note|please note(?:\s++that)?|in summary|in conclusion|to summarize|overall|answer|summary|step\s*+\d++|"
+    r"(?:passage|source|document|doc|chunk|context)(?:\s*+\d++)?)"
+    r"\s*+[!:,.)\-–—]++|(?:\(?\d{1,3}[.)]|[-*•]++|#++)\s++)\s*+",
     re.IGNORECASE,
 )
 # Whole sentences that assert nothing checkable against the context.
 _NON_CLAIM_RE = re.compile(
-    r"""^\s*(?:
-        (?:i\s+)?hope\s+(?:this|that|it)\s+helps
-        |let\s+me\s+know
-        |feel\s+free\s+to
-        |(?:please\s+)?(?:do\s+not|don't)\s+hesitate
-        |if\s+you\s+have\s+(?:any\s+)?(?:other|more|further|additional)?\s*questions
-        |(?:i\s*(?:'m|\s+am)|we\s*(?:'re|\s+are))\s+(?:happy|glad|here)\s+to\s+help
-        |(?:sure|certainly|of\s+course)\s*,?\s*(?:i\s+can|i'd|i\s+would|here)
-        |here(?:'s|\s+is|\s+are)\s+(?:a|an|the|some|my)?\s*(?:brief\s+|short\s+|concise\s+|possible\s+|\d+-word\s+)*(?:summary|answer|response|overview|list|steps|recipe|breakdown)
-        |(?:.*\b)?(?:unable\s+to\s+answer|cannot\s+be\s+answered|can't\s+be\s+answered)
-        |(?:i|we)\s+(?:cannot|can't|can\s+not|am\s+unable\s+to|are\s+unable\s+to|could\s+not|couldn't|do\s+not\s+have|don't\s+have)\b
-        |(?:there\s+is|there's|there\s+are)\s+no\s+(?:specific\s+|further\s+|additional\s+)?(?:information|mention|details?|data|answer)
-        |none\s+of\s+the\s+(?:given\s+|provided\s+)?(?:passages|documents|sources|articles)
-        |thank(?:s|\s+you)\b
-        |great\s+question|good\s+question
+    r"""^\s*+(?:
+        (?:i\s++)?hope\s++(?:this|that|it)\s++helps
+        |let\s++me\s++know
+        |feel\s++free\s++to
+        |(?:please\s++)?(?:do\s++not|don't)\s++hesitate
+        |if\s++you\s++have\s++(?:any\s++)?(?:(?:other|more|further|additional)\s*+)?questions
+        |(?:i(?:\s*+'m|\s++am)|we(?:\s*+'re|\s++are))\s++(?:happy|glad|here)\s++to\s++help
+        |(?:sure|certainly|of\s++course)\s*+,?\s*+(?:i\s++can|i'd|i\s++would|here)
+        |here(?:'s|\s++is|\s++are)\s++(?:(?:a|an|the|some|my)\s*+)?(?:(?:brief|short|concise|possible|\d+-word)\s++)*+(?:summary|answer|response|overview|list|steps|recipe|breakdown)
+        |(?:.*\b)?(?:unable\s++to\s++answer|cannot\s++be\s++answered|can't\s++be\s++answered)
+        |(?:i|we)\s++(?:cannot|can't|can\s++not|am\s++unable\s++to|are\s++unable\s++to|could\s++not|couldn't|do\s++not\s++have|don't\s++have)\b
+        |(?:there\s++is|there's|there\s++are)\s++no\s++(?:(?:specific|further|additional)\s++)?(?:information|mention|details?|data|answer)
+        |none\s++of\s++the\s++(?:(?:given|provided)\s++)?(?:passages|documents|sources|articles)
+        |thank(?:s|\s++you)\b
+        |great\s++question|good\s++question
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
 # "The passages do not mention X": a statement about retrieval coverage, not about the world.
 _COVERAGE_RE = re.compile(
-    rf"""^\s*(?:however\s*,?\s*|unfortunately\s*,?\s*)?{_SOURCE_REF}\s+
-        (?:do(?:es)?\s+not|don't|doesn't|did\s+not|didn't|fails?\s+to|never)\s+
+    rf"""^\s*+(?:(?:however|unfortunately)\s*+,?\s*+)?{_SOURCE_REF}\s++
+        (?:do(?:es)?\s++not|don't|doesn't|did\s++not|didn't|fails?\s++to|never)\s++
         (?:provide|mention|contain|include|specify|say|state|give|offer|address|discuss|cover|answer|explicitly|directly|specifically|describe|detail|explain)""",
     re.IGNORECASE | re.VERBOSE,
 )
-_ENUMERATOR_ONLY_RE = re.compile(r"^\s*(?:\(?\d{1,3}[.)]|[-*•#]+|step\s*\d+[.:)]?|[a-z][.)])\s*$", re.IGNORECASE)
+_ENUMERATOR_ONLY_RE = re.compile(r"^\s*+(?:\(?\d{1,3}[.)]|[-*•#]++|step\s*+\d++[.:)]?|[a-z][.)])\s*+$", re.IGNORECASE)
 # Compound splits: "; " always a candidate, ", and" / ", but" / ", while" / ", whereas" when both sides are clauses.
-_COMPOUND_RE = re.compile(r";\s+|,\s+(?=(?:and|but|while|whereas|although|though)\s)", re.IGNORECASE)
-_LEADING_CONJ_RE = re.compile(r"^(?:and|but|while|whereas|although|though)\s+", re.IGNORECASE)
+_COMPOUND_RE = re.compile(r";\s++|,\s++(?=(?:and|but|while|whereas|although|though)\s)", re.IGNORECASE)
+_LEADING_CONJ_RE = re.compile(r"^(?:and|but|while|whereas|although|though)\s++", re.IGNORECASE)
 
 # Discourse markers and words about the answer itself: content words to the stop list, but they carry
 # nothing a passage could confirm, so they neither ground nor un-ground a claim.

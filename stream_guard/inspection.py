@@ -18,6 +18,10 @@ from stream_guard.text import split_sentences, stem_set
 
 # Distinct chunks whose analysis is kept; at ~10 KiB of sentences and stems each, about 20 MiB at most.
 CHUNK_CACHE_SIZE = 2048
+# Context sentences indexed per stem (the earliest ones, chunks being in retrieval order). Looking up a claim
+# costs its stems times this at most, so a context where every sentence shares the same words stays cheap.
+# On the labelled data a stem occurs in at most 48 context sentences: the cap does not bind there.
+MAX_POSTINGS = 128
 
 
 @lru_cache(maxsize=CHUNK_CACHE_SIZE)
@@ -157,6 +161,17 @@ class Inspection:
         return split_sentences(self.answer)
 
     @cached_property
+    def answer_sentence_spans(self) -> list[tuple[int, int]]:
+        """(start, end) of each answer sentence in the answer, in order (each is a stripped substring)."""
+        spans, cursor = [], 0
+        for sentence in self.answer_sentences:
+            start = self.answer.find(sentence, cursor)
+            if start >= 0:
+                spans.append((start, start + len(sentence)))
+                cursor = start + len(sentence)
+        return spans
+
+    @cached_property
     def context_sentences(self) -> list[ContextSentence]:
         return [
             ContextSentence(i, chunk.id, sentence)
@@ -171,11 +186,13 @@ class Inspection:
 
     @cached_property
     def sentence_index(self) -> dict[str, tuple[int, ...]]:
-        """Inverted index: content stem -> indices of the context sentences that contain it."""
+        """Inverted index: content stem -> indices of the first MAX_POSTINGS context sentences containing it."""
         postings: dict[str, list[int]] = {}
         for i, stems in enumerate(self.context_sentence_stems):
             for s in stems:
-                postings.setdefault(s, []).append(i)
+                ids = postings.setdefault(s, [])
+                if len(ids) < MAX_POSTINGS:
+                    ids.append(i)
         return {s: tuple(ids) for s, ids in postings.items()}
 
     @cached_property

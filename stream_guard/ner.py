@@ -17,6 +17,7 @@ import importlib.util
 import logging
 import re
 import threading
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import Any, Iterable, Literal, Protocol, Sequence
 
@@ -49,16 +50,17 @@ class EntityRecognizer(Protocol):
 # --- literature citations (both backends) ---------------------------------------------------------
 
 _CITATION_RES: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\barXiv:\s?(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?", re.IGNORECASE),
+    re.compile(r"\barXiv:\s?(?:\d{4}\.\d{4,5}|[a-z-]++(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?", re.IGNORECASE),
     re.compile(r"\b(?:doi:\s?)?10\.\d{4,9}/[^\s\"'<>\]]+", re.IGNORECASE),
     re.compile(r"\b(?:https?://|www\.)[^\s<>\"'\]]+", re.IGNORECASE),
     # "Smith et al. (2020)", "Smith et al., 2020", "Smith and Jones (2019)"
+    # (Names start only at a word's first letter and are read whole: a long hyphenated run is scanned once.)
     re.compile(
-        r"\b[A-Z][A-Za-z'’-]+(?:\s+et\s+al\.?|\s+(?:and|&)\s+[A-Z][A-Za-z'’-]+)\s*,?\s*\(\s*(?:19|20)\d\d[a-z]?\s*\)"
-        r"|\b[A-Z][A-Za-z'’-]+\s+et\s+al\.?,?\s+(?:19|20)\d\d[a-z]?\b"
+        r"(?<![A-Za-z'’-])[A-Z][A-Za-z'’-]++(?:\s++et\s++al\.?|\s++(?:and|&)\s++[A-Z][A-Za-z'’-]++)\s*+,?\s*+\(\s*+(?:19|20)\d\d[a-z]?\s*+\)"
+        r"|(?<![A-Za-z'’-])[A-Z][A-Za-z'’-]++\s++et\s++al\.?,?\s++(?:19|20)\d\d[a-z]?\b"
     ),
     # "(Smith, 2020)", "(Smith & Jones, 2019)", "(Smith et al., 2020)"
-    re.compile(r"\(\s*[A-Z][A-Za-z'’-]+(?:\s+(?:and|&)\s+[A-Z][A-Za-z'’-]+|\s+et\s+al\.?)?,\s*(?:19|20)\d\d[a-z]?\s*\)"),
+    re.compile(r"\(\s*+[A-Z][A-Za-z'’-]++(?:\s++(?:and|&)\s++[A-Z][A-Za-z'’-]++|\s++et\s++al\.?)?,\s*+(?:19|20)\d\d[a-z]?\s*+\)"),
 )
 
 
@@ -77,23 +79,37 @@ def _clean_citation(raw: str) -> str:
 
 def find_citations(text: str) -> list[Entity]:
     """arXiv ids, DOIs, URLs and author-year references, non-overlapping, in text order."""
-    found: list[Entity] = []
+    return _citations(text).items
+
+
+def _citations(text: str) -> "_Accepted":
+    found = _Accepted()
     for pattern in _CITATION_RES:
         for match in pattern.finditer(text):
             value = _clean_citation(match.group())
-            _add_if_free(found, Entity(value, CITATION, match.start(), match.start() + len(value)))
-    return sorted(found, key=lambda e: e.start)
+            found.add(Entity(value, CITATION, match.start(), match.start() + len(value)))
+    return found
 
 
-def _overlaps(a: Entity, b: Entity) -> bool:
-    return a.start < b.end and b.start < a.end
+class _Accepted:
+    """Non-overlapping entities, first come first kept, held sorted by start: a candidate is tested against
+    its two neighbours only, so accepting n entities costs n log n, not n squared."""
 
+    def __init__(self) -> None:
+        self.items: list[Entity] = []
+        self._starts: list[int] = []
 
-def _add_if_free(accepted: list[Entity], candidate: Entity) -> bool:
-    if not candidate.text or any(_overlaps(candidate, e) for e in accepted):
-        return False
-    accepted.append(candidate)
-    return True
+    def add(self, candidate: Entity) -> bool:
+        if not candidate.text:
+            return False
+        i = bisect_right(self._starts, candidate.start)
+        if i > 0 and self.items[i - 1].end > candidate.start:
+            return False
+        if i < len(self.items) and self.items[i].start < candidate.end:
+            return False
+        self.items.insert(i, candidate)
+        self._starts.insert(i, candidate.start)
+        return True
 
 
 # --- the regex backend -------------------------------------------------------------------------------
@@ -103,8 +119,11 @@ TITLES: frozenset[str] = frozenset(
     "sen rep gov pres president judge justice".split()
 )
 _TITLE_ALT = r"(?:Dr|Prof|Professor|Doctor|Mr|Mrs|Ms|Mx|Sir|Dame|Rev|Gen|Col|Capt|Lt|Sgt|Sen|Rep|Gov)"
-_NAME_WORD = r"[A-Z][a-zA-Z'’-]*[a-z][a-zA-Z'’-]*"  # capitalised, not an acronym
-_TITLED_PERSON_RE = re.compile(rf"\b{_TITLE_ALT}\.?\s+{_NAME_WORD}(?:\s+(?:[A-Z]\.\s*)?{_NAME_WORD}){{0,3}}")
+# Capitalised, not an acronym (a lower-case letter somewhere after the first). Read whole and possessively,
+# starting only at a word's first letter: "A" + "b" * 20000 or "A-A-A-..." is scanned once, not once per letter.
+_NAME_START = r"(?<![A-Za-z'’-])"
+_NAME_WORD = r"[A-Z](?=[A-Z'’-]*+[a-z])[a-zA-Z'’-]*+"
+_TITLED_PERSON_RE = re.compile(rf"\b{_TITLE_ALT}\.?\s++{_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD}){{0,3}}")
 _TITLE_PREFIX_RE = re.compile(rf"\b{_TITLE_ALT}\.?\s+$")
 
 ORG_SUFFIXES: frozenset[str] = frozenset(
@@ -115,13 +134,13 @@ ORG_SUFFIXES: frozenset[str] = frozenset(
     technologies systems networks partners holdings industries press times news party court
     """.split()
 )
-_ORG_WORD = r"[A-Z][\w&'’-]*"
+_ORG_WORD = r"[A-Z][\w&'’-]*+"
 _ORG_SUFFIX_ALT = "|".join(sorted((w.capitalize() for w in ORG_SUFFIXES), key=lambda w: (-len(w), w)))
 _ORG_RE = re.compile(
-    rf"\b(?:{_ORG_WORD}\s+(?:(?:of|for|and|&)\s+)?){{1,5}}(?:(?:Inc|Corp|Co|Ltd)\.|{_ORG_SUFFIX_ALT}\b|INC\b|LLC\b|PLC\b)"
-    rf"|\b(?:University|Institute|College|Bank|Ministry|Department)\s+of\s+{_ORG_WORD}(?:\s+{_ORG_WORD})?"
+    rf"(?<![\w&'’-])(?:{_ORG_WORD}\s++(?:(?:of|for|and|&)\s++)?){{1,5}}(?:(?:Inc|Corp|Co|Ltd)\.|{_ORG_SUFFIX_ALT}\b|INC\b|LLC\b|PLC\b)"
+    rf"|\b(?:University|Institute|College|Bank|Ministry|Department)\s++of\s++{_ORG_WORD}(?:\s++{_ORG_WORD})?"
 )
-_CAP_SEQUENCE_RE = re.compile(rf"\b{_NAME_WORD}(?:\s+(?:[A-Z]\.\s*)?{_NAME_WORD})+")
+_CAP_SEQUENCE_RE = re.compile(rf"{_NAME_START}{_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD})+")
 
 # Capitalised words that start sentences or headings far more often than they name anyone.
 _DISCOURSE_WORDS: frozenset[str] = frozenset(
@@ -187,17 +206,17 @@ class RegexRecognizer:
         return [self.extract_one(text) for text in texts]
 
     def extract_one(self, text: str) -> tuple[Entity, ...]:
-        accepted = find_citations(text)
+        accepted = _citations(text)
         for match in _TITLED_PERSON_RE.finditer(text):
-            _add_if_free(accepted, Entity(match.group(), PERSON, match.start(), match.end()))
+            accepted.add(Entity(match.group(), PERSON, match.start(), match.end()))
         for offset, line in _line_spans(text):
             if _is_heading(line):
                 continue
             for entity in _orgs(line, offset):
-                _add_if_free(accepted, entity)
+                accepted.add(entity)
             for entity in _names(line, offset):
-                _add_if_free(accepted, entity)
-        return tuple(sorted(accepted, key=lambda e: e.start))
+                accepted.add(entity)
+        return tuple(accepted.items)
 
 
 def _orgs(line: str, offset: int) -> Iterable[Entity]:
@@ -287,31 +306,39 @@ class SpacyRecognizer:
         return [self._entities(text, doc) for text, doc in zip(texts, docs)]
 
     def _entities(self, text: str, doc: Any) -> tuple[Entity, ...]:
-        accepted = find_citations(text)
+        accepted = _citations(text)
         for ent in doc.ents:
             if ent.label_ not in NAME_LABELS or _is_list_label(text, ent.start_char, ent.end_char):
                 continue
             start, value = ent.start_char, ent.text.split(":")[0]  # "Alkaline Diet: Focuses" -> the label part
             if ent.label_ == PERSON:
-                title = _TITLE_PREFIX_RE.search(text, 0, start)
+                # Only the few characters before the name can hold its title: never search from 0.
+                title = _TITLE_PREFIX_RE.search(text, max(0, start - _TITLE_REACH), start)
                 if title is not None and title.end() == start:
                     start, value = title.start(), text[title.start() : ent.end_char]
-            _add_if_free(accepted, Entity(value.strip(), ent.label_, start, start + len(value.strip())))
+            accepted.add(Entity(value.strip(), ent.label_, start, start + len(value.strip())))
         for match in _TITLED_PERSON_RE.finditer(text):
-            _add_if_free(accepted, Entity(match.group(), PERSON, match.start(), match.end()))
-        return tuple(sorted(accepted, key=lambda e: e.start))
+            accepted.add(Entity(match.group(), PERSON, match.start(), match.end()))
+        return tuple(accepted.items)
 
 
-_LINE_START_RE = re.compile(r"(?:^|\n)[ \t]*(?:[-*•]|\d{1,3}[.)])?[ \t*]*$")
+_LIST_PREFIX_RE = re.compile(r"[ \t]*+(?:[-*•]|\d{1,3}[.)])?[ \t*]*+")
+_COLON_AFTER_RE = re.compile(r"[ *]*+:")
+_TITLE_REACH = 24  # characters before a name searched for its title ("Professor. " and some spaces)
+_LIST_PREFIX_REACH = 16  # a list label starts within this many characters of its line's start
 
 
 def _is_list_label(text: str, start: int, end: int) -> bool:
     """"Size: UTVs are larger ..." - one capitalised word opening a line and followed by a colon is a list
     item's label, which the model often tags as a name."""
     head = text[start:end].split(":")[0].rstrip()
-    if " " in head or not text[start + len(head) :].lstrip(" *").startswith(":"):
+    if " " in head or not _COLON_AFTER_RE.match(text, start + len(head)):
         return False
-    return _LINE_START_RE.search(text, 0, start) is not None
+    reach = max(0, start - _LIST_PREFIX_REACH)
+    line_start = text.rfind("\n", reach, start) + 1
+    if line_start == 0 and reach > 0:
+        return False  # the line began further back: the word does not open it
+    return _LIST_PREFIX_RE.fullmatch(text, line_start, start) is not None
 
 
 # --- backend selection -------------------------------------------------------------------------------
@@ -371,10 +398,10 @@ def _windows(sentence: str, spans: list[tuple[int, int]], words: int) -> list[tu
     gaps = [m.start() for m in _SPACE_RE.finditer(sentence)]
     out: list[tuple[int, int]] = []
     for start, end in spans:
-        before = [g for g in gaps if g < start]
-        after = [g for g in gaps if g >= end]
-        w_start = before[-words] + 1 if len(before) >= words else 0
-        w_end = after[words - 1] if len(after) >= words else len(sentence)
+        before = bisect_left(gaps, start)  # gaps[:before] start before the span
+        after = bisect_left(gaps, end)  # gaps[after:] start at or after its end
+        w_start = gaps[before - words] + 1 if before >= words else 0
+        w_end = gaps[after + words - 1] if len(gaps) - after >= words else len(sentence)
         if out and w_start <= out[-1][1]:
             out[-1] = (out[-1][0], max(out[-1][1], w_end))
         else:
@@ -396,6 +423,11 @@ def _sentence_offsets(text: str) -> list[tuple[int, str]]:
 # Words of context either side of a novel capitalised word that NER gets to see. Measured on RAGTruth
 # dev: 6 words keep the flags of whole sentences at about 60% of the NER cost.
 WINDOW_WORDS = 6
+# Characters of one answer that the statistical recognizer reads at most (spaCy costs about 20-100 us a
+# character, so an answer made of novel names or one 20,000-character token would cost up to 2 s). The
+# regex backend still covers the whole answer. On the labelled data at most 720 characters of an answer go
+# to the recognizer, so the cap does not bind there.
+MAX_NER_CHARS = 2000
 
 
 def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[Inspection]) -> list[tuple[Entity, ...]]:
@@ -409,24 +441,29 @@ def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[In
     if isinstance(recognizer, RegexRecognizer):
         return recognizer.extract(answers)
     jobs: list[tuple[int, int, str]] = []  # (inspection index, offset in the answer, text for NER)
-    per_answer: list[list[Entity]] = [[] for _ in inspections]
+    per_answer = [_Accepted() for _ in inspections]
     fallback: list[list[Entity]] = [[] for _ in inspections]
     for i, inspection in enumerate(inspections):
         context_words = frozenset(_WORD_RE.findall(inspection.context_lower))
-        per_answer[i].extend(find_citations(inspection.answer))
+        for citation in find_citations(inspection.answer):
+            per_answer[i].add(citation)
+        budget = MAX_NER_CHARS
         for offset, sentence in _sentence_offsets(inspection.answer):
-            spans = _novel_spans(sentence, context_words)
+            spans = _novel_spans(sentence, context_words) if budget > 0 else []
             if spans:
                 for w_start, w_end in _windows(sentence, spans, WINDOW_WORDS):
-                    jobs.append((i, offset + w_start, sentence[w_start:w_end]))
+                    w_end = min(w_end, w_start + budget)
+                    if w_end > w_start:
+                        jobs.append((i, offset + w_start, sentence[w_start:w_end]))
+                        budget -= w_end - w_start
             fallback[i].extend(
                 Entity(e.text, e.label, offset + e.start, offset + e.end) for e in _REGEX.extract_one(sentence)
             )
     results = recognizer.extract([text for _, _, text in jobs]) if jobs else []
     for (i, offset, _), entities in zip(jobs, results):
         for e in entities:
-            _add_if_free(per_answer[i], Entity(e.text, e.label, offset + e.start, offset + e.end))
+            per_answer[i].add(Entity(e.text, e.label, offset + e.start, offset + e.end))
     for i, extra in enumerate(fallback):
         for e in extra:
-            _add_if_free(per_answer[i], e)
-    return [tuple(sorted(found, key=lambda e: e.start)) for found in per_answer]
+            per_answer[i].add(e)
+    return [tuple(found.items) for found in per_answer]

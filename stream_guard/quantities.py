@@ -26,6 +26,16 @@ Decisions worth knowing (each one trades recall for precision, on purpose):
   exactly ("up to 30" vs "up to 14" differ). "within" is not a bound: "within 14 days" is the window.
 - Ages ("a 26-year-old", "26 years old") are their own unit, never compared with durations.
 - Only ASCII digits are numbers; other Unicode digits ("²", "٣") are ignored.
+- Rates are their own units: "100 km/h", "62 mph" and "60 miles per hour" are metres per day, "0.5 mg/kg" is
+  kilograms per kilogram, "5 mg per day" and "3 times a week" are per day. A rate compares only with rates
+  of the same kind, never with a distance or a plain dose; `Quantity.numerator` keeps its amount so the
+  numeric check can still accept "5 mg per day" where the context says "5 mg". A price per month stays a
+  price: billing cycles belong to the billing check.
+- "1.234,56" (dot thousands, decimal comma) is one number; "1.2M dollars" is 1.2 million dollars (a glued
+  M, B or K is a scale only before a currency word or after a currency sign, so "3M" stays a name).
+- Spelled numbers add up only as English composes them: "five six" is two numbers, and two pairs in a row
+  ("nineteen ninety-nine") are a year, left to the dates check.
+- "ton" is any of the short, metric and long ton; "tonne" is 1,000 kg.
 """
 
 from __future__ import annotations
@@ -50,6 +60,7 @@ class _Unit:
     unit: str  # normalised unit every value is expressed in
     factor: float  # multiply the written number by this to get `unit`
     slack: tuple[float, float] | None = None  # calendar units: (low, high) factors instead of exact
+    per_factor: float = 1.0  # a rate's denominator factor: factor * per_factor converts the numerator alone
 
 
 def _units() -> dict[str, _Unit]:
@@ -85,12 +96,15 @@ def _units() -> dict[str, _Unit]:
     add("kbps", _Unit("mbps", 1e-3))
     add("mbps", _Unit("mbps", 1.0))
     add("gbps", _Unit("mbps", 1e3))
+    add("mcg µg ug microgram micrograms", _Unit("kg", 1e-9))
     add("mg milligram milligrams", _Unit("kg", 1e-6))
     add("gram grams", _Unit("kg", 1e-3))
     add("kg kgs kilogram kilograms kilo kilos", _Unit("kg", 1.0))
     add("lb lbs pound pounds", _Unit("kg", 0.45359237))
     add("oz ounce ounces", _Unit("kg", 0.028349523))
-    add("ton tons tonne tonnes", _Unit("kg", 1000.0))
+    add("tonne tonnes", _Unit("kg", 1000.0))
+    # "ton" is 907 kg (short), 1000 kg (metric) or 1016 kg (long) depending on who writes it: any of them.
+    add("ton tons", _Unit("kg", 1000.0, (907.18474, 1016.0469088)))
     add("mm millimeter millimeters millimetre millimetres", _Unit("m", 1e-3))
     add("cm centimeter centimeters centimetre centimetres", _Unit("m", 1e-2))
     add("meter meters metre metres", _Unit("m", 1.0))
@@ -100,13 +114,15 @@ def _units() -> dict[str, _Unit]:
     add("inch inches", _Unit("m", 0.0254))
     add("yard yards", _Unit("m", 0.9144))
     add("ml milliliter milliliters millilitre millilitres", _Unit("l", 1e-3))
+    add("dl deciliter deciliters decilitre decilitres", _Unit("l", 0.1))
     add("liter liters litre litres", _Unit("l", 1.0))
     add("gallon gallons gal", _Unit("l", 3.785411784))
     add("cup cups", _Unit("cup", 1.0))
     add("teaspoon teaspoons tsp", _Unit("tsp", 1.0))
     add("tablespoon tablespoons tbsp", _Unit("tsp", 3.0))
-    add("mph", _Unit("kmh", 1.609344))
-    add("kph kmh", _Unit("kmh", 1.0))
+    # Speeds are rates like any "km/h" or "miles per hour": metres per day, so every spelling compares.
+    add("mph", _Unit("m/day", 1609.344 * 24))
+    add("kph kmh", _Unit("m/day", 1000.0 * 24))
     add("calorie calories kcal", _Unit("kcal", 1.0))
     add("kw kilowatt kilowatts", _Unit("kw", 1.0))
     add("kwh", _Unit("kwh", 1.0))
@@ -130,6 +146,13 @@ _ATTACHED_UNITS: dict[str, _Unit] = {
     "d": UNITS["day"],
 }
 _DEGREE_UNITS = {"f": "degf", "fahrenheit": "degf", "c": "degc", "celsius": "degc", "centigrade": "degc"}
+
+_MONEY_UNITS = frozenset("usd eur gbp jpy inr".split())
+# Units that never take a denominator: "25% per year" is a percentage, "3 days per week" a schedule.
+_NOT_RATED = frozenset("percent percentage_point bp degree degc degf age_years business_day night".split())
+_RATE_PERIODS = frozenset("second minute hour day week fortnight month year".split())
+_PER_ADVERBS = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month", "yearly": "year",
+                "annually": "year"}  # fmt: skip
 
 _CURRENCY_SYMBOLS = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy", "₹": "inr"}
 _CURRENCY_CODES = {"usd": "usd", "eur": "eur", "gbp": "gbp", "jpy": "jpy", "inr": "inr"}
@@ -194,8 +217,13 @@ _NOT_SUBJECT = (
 
 # ASCII digits only (re.ASCII): other Unicode digits ("²", "٣") are not how figures are written, and float()
 # rejects some of them.
+# Grouped numbers are read only from the start of a group run (the look-behinds) and never re-read (possessive
+# groups, a look-ahead of one separator): a run like "123,123,...,12" costs one pass, not one per group.
 _TOKEN_RE = re.compile(
-    r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,]*\d)|\d+(?:\.\d+)?|[A-Za-z]+(?:['’][A-Za-z]+)?|[^\sA-Za-z0-9]", re.ASCII
+    r"(?<![\d.])\d{1,3}(?:\.\d{3})++,\d{1,2}(?!\d|[.,]\d)"  # 1.234,56: dot thousands, decimal comma
+    r"|(?<!\d,)\d{1,3}(?:,\d{3})++(?:\.\d++)?(?!,*+\d)"  # 1,234,567.89
+    r"|\d+(?:\.\d+)?|[A-Za-z]+(?:['’][A-Za-z]+)?|[^\sA-Za-z0-9]",
+    re.ASCII,
 )
 # Cheap gate: sentences without a digit or a number word cannot hold a quantity.
 _DIGIT_RE = re.compile(r"[0-9]")
@@ -246,6 +274,9 @@ class Quantity:
     qualifier: str | None = None
     precision: float = 0.0
     magnitude: float = 0.0  # the written number times its scale, before unit conversion ("two weeks" -> 2)
+    # A rate's numerator alone, (unit, value): "5 mg per day" -> ("kg", 5e-6). Lets the numeric check accept
+    # "5 mg per day" where the context says "5 mg" without ever comparing a rate with a plain amount.
+    numerator: tuple[str, float] | None = None
 
     @property
     def is_range(self) -> bool:
@@ -307,35 +338,54 @@ class _Parse:
 
 
 def _read_digits(tok: _Tok) -> tuple[float, int]:
-    raw = tok.text.replace(",", "")
+    raw = tok.text
+    if "," in raw and "." in raw and raw.rfind(",") > raw.rfind("."):
+        raw = raw.replace(".", "").replace(",", ".")  # 1.234,56
+    else:
+        raw = raw.replace(",", "")
     decimals = len(raw.split(".")[1]) if "." in raw else 0
     return float(raw), decimals
 
 
-def _read_words(toks: list[_Tok], i: int) -> tuple[float, int] | None:
-    """A spelled-out number starting at token i ("twenty-five", "two hundred and fifty"); returns (value,
-    index of its last token)."""
+class _Spelled(NamedTuple):
+    value: float
+    last: int  # index of its last token
+    year: bool = False  # "nineteen ninety-nine": a year said in two pairs, not a sum
+
+
+def _read_words(toks: list[_Tok], i: int, pairs: bool = True) -> _Spelled | None:
+    """A spelled-out number starting at token i ("twenty-five", "two hundred and fifty"). Words add up only
+    as English composes them (a unit word after a tens word, anything after "hundred" or "thousand"); "five
+    six" stops after "five", and two pairs in a row ("nineteen ninety-nine", "twenty twenty-one") are a year."""
     total = 0.0
     current = 0.0
     last = -1
     j = i
-    seen = False
+    prev: str | None = None  # the kind of the previous word: ones, teens, tens, hundred, thousand, dozen
     while j < len(toks):
         word = toks[j].low
-        if word in _ONES:
+        kind = _word_kind(word)
+        if kind is None or (kind == "hundred" or kind == "thousand") and prev is None:
+            break
+        if prev is not None and not _composes(prev, kind):
+            year_pair = prev in ("teens", "tens") and kind in ("teens", "tens") and 11 <= current <= 20
+            if pairs and year_pair and total == 0:
+                pair = _read_words(toks, j, pairs=False)
+                if pair is not None and 10 <= pair.value <= 99:
+                    return _Spelled(current * 100 + pair.value, pair.last, year=True)
+            break
+        if kind in ("ones", "teens"):
             current += _ONES[word]
-        elif word in _TENS:
+        elif kind == "tens":
             current += _TENS[word]
-        elif word == "hundred" and seen:
+        elif kind == "hundred":
             current = max(current, 1.0) * 100
-        elif word == "thousand" and seen:
+        elif kind == "thousand":
             total += max(current, 1.0) * 1000
             current = 0.0
-        elif word == "dozen":
+        else:  # dozen
             current = max(current, 1.0) * 12
-        else:
-            break
-        seen = True
+        prev = kind
         last = j
         # "twenty-five": a glued hyphen continues the number; "two hundred and fifty": so does "and".
         nxt, after = (toks[j + 1], toks[j + 2]) if j + 2 < len(toks) else (None, None)
@@ -347,9 +397,28 @@ def _read_words(toks: list[_Tok], i: int) -> tuple[float, int] | None:
                 j += 2
                 continue
         j += 1
-    if not seen:
+    if prev is None:
         return None
-    return total + current, last
+    return _Spelled(total + current, last)
+
+
+def _word_kind(word: str) -> str | None:
+    if word in _ONES:
+        return "ones" if _ONES[word] < 10 else "teens"
+    if word in _TENS:
+        return "tens"
+    if word in ("hundred", "thousand", "dozen"):
+        return word
+    return None
+
+
+def _composes(prev: str, kind: str) -> bool:
+    """Whether a word of `kind` continues a number whose previous word was of kind `prev`."""
+    if kind in ("hundred", "thousand", "dozen"):
+        return prev != "thousand" or kind != "thousand"
+    if prev in ("hundred", "thousand"):
+        return True
+    return prev == "tens" and kind == "ones"
 
 
 def _prev_word(toks: list[_Tok], i: int) -> str:
@@ -553,7 +622,8 @@ def _read_glued_letters(toks: list[_Tok], i: int, parse: _Parse) -> _Parse | int
     suffix = toks[i + 1].low
     if suffix in ("st", "nd", "rd", "th", "am", "pm", "s") and parse.unit is None:
         return i + 2  # ordinal, clock time, decade ("1990s")
-    if parse.currency and suffix in _ATTACHED_SCALES:
+    if suffix in _ATTACHED_SCALES and (parse.currency or _money_word_at(toks, i + 2)):
+        # "$3bn", "1.2M dollars": a scale, not metres or a name like "3M"
         parse.scale, parse.last = _ATTACHED_SCALES[suffix], i + 1
         _read_tail(toks, parse)
         return parse
@@ -566,6 +636,7 @@ def _read_glued_letters(toks: list[_Tok], i: int, parse: _Parse) -> _Parse | int
     if suffix in _ATTACHED_UNITS and (not toks[i + 1].text.isupper() or len(suffix) > 1):
         parse.unit, parse.last = _ATTACHED_UNITS[suffix], i + 1
         _read_degree(toks, parse)
+        _read_per(toks, parse)
         return None
     return _skip_glued(toks, i)  # 4G, 3D, 1040EZ: a name
 
@@ -624,11 +695,13 @@ def _read_degree(toks: list[_Tok], parse: _Parse) -> None:
         parse.last = j
 
 
-def _parse_spelled(toks: list[_Tok], i: int) -> _Parse | None:
+def _parse_spelled(toks: list[_Tok], i: int) -> _Parse | int | None:
     read = _read_words(toks, i)
     if read is None:
         return None
-    value, last = read
+    if read.year:
+        return read.last + 1  # "in nineteen ninety-nine": a year, which the dates check owns
+    value, last = read.value, read.last
     parse = _Parse(first=i, last=last, value=value, decimals=0)
     _read_tail(toks, parse)
     # "one" and bare spelled numbers are too often pronouns or idioms ("one of the", "the two of them");
@@ -738,9 +811,9 @@ def _read_range(toks: list[_Tok], parse: _Parse) -> None:
         last = k
     else:
         read = _read_words(toks, k) if toks[k].low in _ONES or toks[k].low in _TENS else None
-        if read is None:
+        if read is None or read.year:
             return
-        high, last = read
+        high, last = read.value, read.last
         decimals = 0
     scale_word = toks[last + 1].low if last + 1 < len(toks) else ""
     if scale_word in _SCALES and (len(scale_word) > 2 or parse.currency):
@@ -791,8 +864,9 @@ def _read_unit(toks: list[_Tok], parse: _Parse) -> None:
         parse.unit, parse.last = _Unit("degree", 1.0), j
         _read_degree(toks, parse)
         return
-    if low in _CURRENCY_CODES and word.text.isupper() or low in UNITS and low not in ("m", "in"):
-        unit = UNITS.get(low) or _Unit(_CURRENCY_CODES[low], 1.0)
+    metres_per = low == "m" and _per_slash_at(toks, j + 1)  # "10 m/s"; a lone "m" may be "million"
+    if low in _CURRENCY_CODES and word.text.isupper() or low in UNITS and low not in ("m", "in") or metres_per:
+        unit = UNITS["meter"] if metres_per else UNITS.get(low) or _Unit(_CURRENCY_CODES[low], 1.0)
         if unit.unit == "day" and business:
             unit = _Unit("business_day", 1.0)
         if low == "times" and parse.currency:
@@ -804,6 +878,62 @@ def _read_unit(toks: list[_Tok], parse: _Parse) -> None:
             return
         parse.unit, parse.last = unit, j
         _read_and_a_half(toks, parse)
+        _read_per(toks, parse)
+
+
+def _money_word_at(toks: list[_Tok], j: int) -> bool:
+    return j < len(toks) and (
+        (toks[j].low in UNITS and UNITS[toks[j].low].unit in _MONEY_UNITS)
+        or (toks[j].low in _CURRENCY_CODES and toks[j].text.isupper())
+    )
+
+
+def _per_slash_at(toks: list[_Tok], j: int) -> bool:
+    """A glued "/unit" at token j ("/h" of "km/h", "/kg" of "mg/kg")."""
+    return (
+        j + 1 < len(toks)
+        and toks[j].text == "/"
+        and _glued(toks[j - 1], toks[j])
+        and _glued(toks[j], toks[j + 1])
+        and toks[j + 1].low in _ATTACHED_UNITS
+    )
+
+
+def _read_per(toks: list[_Tok], parse: _Parse) -> None:
+    """A rate after a unit: "km/h", "mg/kg", "5 mg per day", "3 times a week", "2 g daily". The value becomes
+    a compound unit (metres per day, kilograms per kilogram, times per day), so a rate only ever meets rates
+    of the same kind: "100 km/h" is never a distance, "0.5 mg/kg" never a dose in mg. Money is left alone:
+    a price per month is a billing cycle, which the billing check owns."""
+    unit = parse.unit
+    if unit is None or parse.currency or unit.unit in _MONEY_UNITS or unit.unit in _NOT_RATED:
+        return
+    j = parse.last + 1
+    if j >= len(toks):
+        return
+    word = toks[j].low
+    per: _Unit | None = None
+    last = j + 1
+    if _per_slash_at(toks, j):
+        per = _ATTACHED_UNITS[toks[j + 1].low]
+    elif word == "per" and j + 1 < len(toks):
+        per = UNITS.get(toks[j + 1].low)
+    elif word in ("a", "an") and j + 1 < len(toks) and toks[j + 1].low in _RATE_PERIODS:
+        per = UNITS[toks[j + 1].low]
+    elif word in _PER_ADVERBS:
+        per, last = UNITS[_PER_ADVERBS[word]], j
+    if per is None or per.unit in _MONEY_UNITS or per.unit in _NOT_RATED:
+        return
+    parse.unit, parse.last = _rate(unit, per), last
+
+
+def _rate(num: _Unit, den: _Unit) -> _Unit:
+    """`num` per `den`; calendar slack on either side widens the rate's bounds accordingly."""
+    slack = None
+    if num.slack is not None or den.slack is not None:
+        n_low, n_high = num.slack or (num.factor, num.factor)
+        d_low, d_high = den.slack or (den.factor, den.factor)
+        slack = (n_low / d_high, n_high / d_low)
+    return _Unit(f"{num.unit}/{den.unit}", num.factor / den.factor, slack, den.factor)
 
 
 def _finish(text: str, toks: list[_Tok], parse: _Parse, spans: list[tuple[int, int]], k: int) -> Quantity | None:
@@ -840,7 +970,14 @@ def _finish(text: str, toks: list[_Tok], parse: _Parse, spans: list[tuple[int, i
         qualifier=_qualifier(toks, parse.first),
         precision=precision,
         magnitude=magnitude,
+        numerator=_numerator(unit, magnitude),
     )
+
+
+def _numerator(unit: _Unit | None, magnitude: float) -> tuple[str, float] | None:
+    if unit is None or "/" not in unit.unit:
+        return None
+    return unit.unit.split("/", 1)[0], magnitude * unit.factor * unit.per_factor
 
 
 def _followed_by_old(toks: list[_Tok], last: int) -> bool:
@@ -946,7 +1083,7 @@ def _bounds(q: Quantity, widen: bool, bound_qualifier: bool = True) -> tuple[flo
     if not widen:
         return low, high
     pad = max(q.precision, abs(high) * 1e-9)
-    if q.unit in ("kg", "m", "l", "kmh"):
+    if q.unit in ("kg", "m", "l") or (q.unit is not None and "/" in q.unit):
         pad = max(pad, abs(high) * _CONVERSION_TOLERANCE)
     low, high = low - pad, high + pad
     if q.qualifier == "approx":

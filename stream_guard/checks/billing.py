@@ -24,9 +24,11 @@ from stream_guard.text import stem
 CYCLES = ("weekly", "monthly", "quarterly", "annual")
 _ADVERB = {"weekly": "weekly", "monthly": "monthly", "quarterly": "quarterly", "annual": "annually"}
 
+# A figure is read from its first digit only (the look-behind) and never given back, so a long run of digits
+# is scanned once rather than once per digit.
 _MONEY = (
-    r"(?:[$€£¥₹]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion))?"
-    r"|\d[\d,]*(?:\.\d+)?\s?(?:dollars|euros|usd|eur|gbp))"
+    r"(?:[$€£¥₹]\s?\d[\d,]*+(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion))?"
+    r"|(?<![\d,.])\d[\d,]*+(?:\.\d++)?\s?(?:dollars|euros|usd|eur|gbp))"
 )
 _CYCLE_PATTERNS: dict[str, str] = {
     "weekly": r"\bweekly\b|\b(?:per|every|each|a)\s+week\b|/\s?(?:wk|week)\b",
@@ -50,7 +52,7 @@ _BILLING_WORD_RE = re.compile(
 )
 # "annual report", "monthly newsletter": the cycle word names how often something happens, not billing.
 _NOT_BILLING_AFTER_RE = re.compile(
-    r"\s+(?:report|reports|meeting|meetings|conference|event|events|festival|newsletter|newsletters|review|reviews|"
+    r"\s++(?:report|reports|meeting|meetings|conference|event|events|festival|newsletter|newsletters|review|reviews|"
     r"revenue|revenues|sales|income|profit|profits|earnings|growth|rainfall|leave|holiday|percentage|salary|"
     r"return|returns|output|production|budget|check-?up|survey|update|updates|issue|magazine|average|basis)\b",
     re.IGNORECASE,
@@ -59,6 +61,10 @@ _CYCLE_STEMS = frozenset(
     stem(w) for w in "week weekly month monthly quarter quarterly annual annually year yearly annum bill billed".split()
 )
 _WINDOW = 48  # characters either side of a cycle word in which a price or a billing word must appear
+# Sentences compared pairwise (answer sentences stating a cycle x context sentences billing in one). The
+# labelled data has at most 1 and 7: neither binds there.
+MAX_ANSWER_SENTENCES = 32
+MAX_CONTEXT_SENTENCES = 128
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,8 @@ def analyze_billing(view: ContradictionView) -> list[Finding]:
         return []
     context: dict[int, list[CycleMention]] = {}
     for i, s in enumerate(view.inspection.context_sentences):
+        if len(context) >= MAX_CONTEXT_SENTENCES:
+            break
         if may_mention_cycle(s.text):
             found = billing_cycles(s.text)
             if found:
@@ -109,7 +117,8 @@ def analyze_billing(view: ContradictionView) -> list[Finding]:
         return []
     used = {m.cycle for mentions in context.values() for m in mentions}
     findings: list[Finding] = []
-    for sentence, mentions in zip(view.answer, answer_cycles):
+    stating = [(sentence, mentions) for sentence, mentions in zip(view.answer, answer_cycles) if mentions]
+    for sentence, mentions in stating[:MAX_ANSWER_SENTENCES]:
         stated = {m.cycle for m in mentions}
         if not stated or len(stated) > 1:
             continue  # "$10 a month, billed annually" quotes one cycle and bills in another

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import re
 import time
+from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.config import DetectorConfig
@@ -24,14 +26,19 @@ from stream_guard.text import stem_set
 # Not followed by "(" so "[text](https://...)" markdown links are left alone.
 _BRACKET_RE = re.compile(r"\[([^\[\]\n]{1,120})\](?!\()")
 _PREFIX_RE = re.compile(r"^(?:source|sources|src|ref|refs|doc|docs|document|chunk|passage|citation|cite)s?\s*[:#]\s*", re.I)
-_POSITIONAL_RE = re.compile(r"^(?:(?:source|passage|doc|document|chunk|ref)s?\s*#?\s*)?(\d{1,3})$", re.I)
+_POSITIONAL_RE = re.compile(r"^(?:(?:source|passage|doc|document|chunk|ref)s?(?:\s*+#)?\s*+)?(\d{1,3})$", re.I)
 _RANGE_RE = re.compile(r"^(\d{1,3})\s*[-–]\s*(\d{1,3})$")
 _YEAR_RE = re.compile(r"^(?:1[5-9]|20)\d\d$")
 # An id-shaped token: letters then a separator then more ("kb-12", "doc_7", "faq:returns"), no spaces.
 _ID_SHAPE_RE = re.compile(r"^([A-Za-z][A-Za-z0-9]*)[-_:./#]([\w.:/#-]+)$")
 _GENERIC_ID_PREFIXES = frozenset("doc docs document source src ref chunk passage kb id".split())
-_SPLIT_RE = re.compile(r"\s*[,;]\s*|\s+and\s+")
+_SPLIT_RE = re.compile(r"\s*+[,;]\s*+|\s++and\s++")
 _MAX_RANGE = 20
+# Brackets read as citation markers per answer. RAGTruth answers cite at most a handful; the cap keeps an
+# answer made of brackets ("[1][1][1]...") in bounded time.
+MAX_MARKERS = 256
+# Leading markers of a sentence ("[2] The fee ..."), which belong to the sentence before.
+_LEADING_BRACKETS_RE = re.compile(r"(?:\s*+\[[^\[\]\n]{1,120}\](?!\())*+")
 
 
 @dataclass(frozen=True)
@@ -110,31 +117,39 @@ def _sentence_spans(inspection: Inspection) -> list[tuple[int, int, str]]:
 
 def find_markers(inspection: Inspection) -> list[Marker]:
     """Inline citation markers in reading order, each attached to its sentence. A marker that opens a
-    sentence (or is all of it) belongs to the sentence before: "... 14 days. [2]"."""
+    sentence (or is all of it) belongs to the sentence before: "... 14 days. [2]". At most MAX_MARKERS."""
     spans = _sentence_spans(inspection)
+    starts = [start for start, _, _ in spans]
+    leading_ends = [_LEADING_BRACKETS_RE.match(inspection.answer, start, end).end() for start, end, _ in spans]
     prefixes = _chunk_prefixes(inspection)
     markers: list[Marker] = []
     for group, match in enumerate(_BRACKET_RE.finditer(inspection.answer)):
+        if len(markers) >= MAX_MARKERS:
+            break
         refs = parse_bracket(match.group(1), inspection, prefixes)
         if not refs:
             continue
-        sentence = _attached_sentence(spans, match.start(), match.end(), inspection.answer)
-        markers.extend(Marker(ref, match.group(), sentence, group) for ref in refs)
+        sentence = _attached_sentence(spans, starts, leading_ends, match.start())
+        markers.extend(Marker(ref, match.group(), sentence, group) for ref in refs[: MAX_MARKERS - len(markers)])
     return markers
 
 
-def _attached_sentence(spans: list[tuple[int, int, str]], start: int, end: int, answer: str) -> str:
-    for i, (s_start, s_end, sentence) in enumerate(spans):
-        if s_start <= start < s_end:
-            leading = not _BRACKET_RE.sub("", answer[s_start:start]).strip()
-            if leading and i > 0:
-                return spans[i - 1][2]
-            return sentence
+def _attached_sentence(
+    spans: list[tuple[int, int, str]], starts: list[int], leading_ends: list[int], start: int
+) -> str:
+    i = bisect_right(starts, start) - 1
+    if i >= 0 and start < spans[i][1]:
+        leading = start <= spans[i][0] or start < leading_ends[i]  # only brackets before it
+        if leading and i > 0:
+            return spans[i - 1][2]
+        return spans[i][2]
     return spans[-1][2] if spans else ""
 
 
-def _strip_markers(sentence: str) -> str:
-    return _BRACKET_RE.sub(" ", sentence)
+@lru_cache(maxsize=4096)
+def _sentence_stems(sentence: str) -> frozenset[str]:
+    # Cached: every bracket of one long sentence asks for the same stems.
+    return stem_set(_BRACKET_RE.sub(" ", sentence))
 
 
 def _support(stems: frozenset[str], chunk_stems: frozenset[str]) -> float:
@@ -186,7 +201,7 @@ class CitationCheck:
         return findings
 
     def _wrong_chunks(self, cited: list[tuple[Marker, int]], inspection: Inspection) -> list[Finding]:
-        stems = stem_set(_strip_markers(cited[0][0].sentence))
+        stems = _sentence_stems(cited[0][0].sentence)
         union = frozenset().union(*(inspection.chunk_stems[i] for _, i in cited))
         if _support(stems, union) >= self._threshold:
             return []  # the cited chunks together support the sentence

@@ -16,11 +16,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from stream_guard.checks.alignment import (
+    MAX_ANSWER_VALUES,
+    MAX_CONTEXT_VALUES,
     ContradictionView,
+    capped_per_sentence,
     clause_stems,
     contradiction_finding,
     strongest_rival,
     surface_words,
+    neighbours,
     tied_to_subject,
 )
 from stream_guard.inspection import Inspection
@@ -51,14 +55,18 @@ _DATE_RE = re.compile(
             + r"(?:,?\s+" + _YEAR.format(g="y2") + r")?\b",
             r"\b" + _MONTH.format(g="m3") + r",?\s+(?:of\s+)?" + _YEAR.format(g="y3") + r"\b",
             r"(?<![\d/])(?P<sa>[01]?\d)/(?P<sb>[0-3]?\d)/(?P<sy>(?:19|20)\d\d|\d\d)(?![\d/])",
+            # 03.03.2021 (day first where it is written so, but both orders are kept, as for slashes)
+            r"(?<![\w.])(?P<da>[0-3]?\d)\.(?P<db>[0-3]?\d)\.(?P<dy>(?:19|20)\d\d)(?!\d|\.\d)",
+            # 2021/03/03 and 2021.03.03: year first, then month and day
+            r"(?<![\d/.])" + _YEAR.format(g="jy") + r"(?P<js>[/.])(?P<jm>0?[1-9]|1[0-2])(?P=js)(?P<jd>[12]\d|3[01]|0?[1-9])(?![\d/]|\.\d)",
             r"(?<![\w$€£¥.,/#])(?:(?<=mid-)|(?<=pre-)|(?<=post-)|(?<![A-Za-z]-))" + _YEAR.format(g="y4")
-            + r"(?![\w%]|[.,]\d|\s*(?:-|–)\s*\d\d\b(?!\d))",
+            + r"(?![\w%]|[.,/]\d|\s*+(?:-|–)\s*+\d\d\b(?!\d))",
         ]
     )
     + ")",
     re.ASCII,
 )
-_UNIT_AFTER_RE = re.compile(r"\s*([A-Za-z]+)")
+_UNIT_AFTER_RE = re.compile(r"\s*+([A-Za-z]++)")
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,10 @@ def _readings(m: re.Match[str], text: str) -> tuple[tuple[int | None, int | None
         return ((int(g["y3"]), _month(g["m3"]), None),)
     if g["sa"]:
         return _slash_readings(int(g["sa"]), int(g["sb"]), g["sy"])
+    if g["da"]:
+        return _slash_readings(int(g["da"]), int(g["db"]), g["dy"])
+    if g["jy"]:
+        return ((int(g["jy"]), int(g["jm"]), int(g["jd"])),)
     if g["y4"]:
         after = _UNIT_AFTER_RE.match(text, m.end())
         if after and after.group(1).lower() in UNITS and after.group(1).lower() not in ("s",):
@@ -193,22 +205,19 @@ def find_date_contradictions(inspection: Inspection) -> list[Finding]:
 
 
 def analyze_dates(view: ContradictionView) -> list[Finding]:
-    answer_dates = [extract_dates(a.text) for a in view.answer]
+    answer_dates = capped_per_sentence((a.text for a in view.answer), extract_dates, MAX_ANSWER_VALUES)
     if not any(answer_dates):
         return []
-    pool = [
-        _Placed(d, i)
-        for i, s in enumerate(view.inspection.context_sentences)
-        if _HAS_YEAR_OR_MONTH.search(s.text)
-        for d in extract_dates(s.text)
-    ]
+    texts = (s.text for s in view.inspection.context_sentences)
+    context_dates = capped_per_sentence(texts, _dates_if_any, MAX_CONTEXT_VALUES)
+    pool = [_Placed(d, i) for i, dates in enumerate(context_dates) for d in dates]
     findings: list[Finding] = []
     for sentence, dates in zip(view.answer, answer_dates):
         overlaps = view.answer_overlaps[sentence.index]
         for k, d in enumerate(dates):
             if any(dates_agree(d, p.date) for p in pool):
                 continue
-            others = dates[:k] + dates[k + 1 :]
+            others = neighbours(dates, k)
             # A context date another date of this sentence restates is accounted for, not a rival.
             rivals = [
                 p for p in pool if dates_agree(d, p.date) is False and not any(dates_agree(o, p.date) for o in others)
@@ -222,6 +231,10 @@ def analyze_dates(view: ContradictionView) -> list[Finding]:
 _HAS_YEAR_OR_MONTH = re.compile(
     r"\d|January|February|March|April|May|June|July|August|September|October|November|December"
 )
+
+
+def _dates_if_any(text: str) -> list[DateMention]:
+    return extract_dates(text) if _HAS_YEAR_OR_MONTH.search(text) else []
 
 
 def _best_rival(d: DateMention, rivals: list[_Placed], overlaps: dict[int, int], answer_stems: int) -> _Placed | None:

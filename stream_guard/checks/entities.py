@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import re
+from bisect import bisect_right
 import time
 import unicodedata
 from functools import cached_property, lru_cache
@@ -40,6 +41,9 @@ CORE_LABELS: frozenset[str] = frozenset({PERSON, ORG, CITATION})
 # the same precision on QA (14 answers flagged, 13 hallucinated, against 10 / 9 for the core labels) and
 # at lower precision on summaries (7 / 4 against 2 / 2); pass `labels=CORE_LABELS` to check only those.
 DEFAULT_LABELS: frozenset[str] = CORE_LABELS | {"GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "PRODUCT"}
+# Distinct entities checked per answer. The labelled data has at most 13 per answer (regex NER); the cap
+# bounds entities x chunks matching for an answer made of names.
+MAX_ENTITIES = 128
 _KINDS = {
     PERSON: "person",
     ORG: "org",
@@ -60,12 +64,14 @@ _POSSESSIVE_RE = re.compile(r"'s\b")
 _DOTTED_ABBREVIATION_RE = re.compile(r"\b(?:[a-z]\.){2,}")
 # "Passage 2", "Passages 1 & 2": references to the retrieved material that NER tags as names.
 _SOURCE_REFERENCE_RE = re.compile(r"^(?:the\s+)?(?:passages?|documents?|sources?|chunks?|contexts?|articles?)\b", re.I)
-_ARXIV_ID_RE = re.compile(r"(\d{4}\.\d{4,5}|[a-z-]+(?:\.[a-z]{2})?/\d{7})", re.IGNORECASE)
+_ARXIV_ID_RE = re.compile(r"(\d{4}\.\d{4,5}|(?<![a-z-])[a-z-]++(?:\.[a-z]{2})?/\d{7})", re.IGNORECASE)
 _DOI_RE = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
 _URL_PREFIX_RE = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
 _YEAR_RE = re.compile(r"(?:19|20)\d\d")
 _AUTHOR_RE = re.compile(r"[A-Z][A-Za-z'’-]+")
-_CAPITALISED_RUN_RE = re.compile(r"[A-Z][\w'’-]*(?:\s+(?:(?:of|and|for|the|&)\s+)?[A-Z][\w'’-]*)+")
+# Each word is read whole (possessive) and a run starts only at a word's first letter, so a long word or a
+# long run of capitals is scanned once.
+_CAPITALISED_RUN_RE = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*+(?:\s++(?:(?:of|and|for|the|&)\s++)?[A-Z][\w'’-]*+)+")
 _ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9&]{1,7}\b")
 # Combining diacritical marks (and their extensions): stripped after NFKD so "Müller" folds to "muller"
 # in one C-level pass instead of a Python loop over every character of the context.
@@ -222,16 +228,13 @@ def _key(entity: Entity) -> tuple[str, str]:
 
 
 def _sentence_of(entity: Entity, inspection: Inspection) -> str:
-    answer, cursor = inspection.answer, 0
-    for sentence in inspection.answer_sentences:
-        start = answer.find(sentence, cursor)
-        if start < 0:
-            continue
-        end = start + len(sentence)
-        if (entity.start >= 0 and start <= entity.start < end) or (entity.start < 0 and entity.text in sentence):
-            return sentence
-        cursor = end
-    return entity.text
+    spans = inspection.answer_sentence_spans
+    if entity.start >= 0:
+        i = bisect_right([start for start, _ in spans], entity.start) - 1
+        if i >= 0 and entity.start < spans[i][1]:
+            return inspection.answer[spans[i][0] : spans[i][1]]
+        return entity.text
+    return next((s for s in inspection.answer_sentences if entity.text in s), entity.text)
 
 
 class EntityCheck:
@@ -263,6 +266,8 @@ class EntityCheck:
         started = time.perf_counter()
         unique: dict[tuple[str, str], Entity] = {}
         for entity in self.entities(inspection):
+            if len(unique) >= MAX_ENTITIES:
+                break
             if self._checkable(entity):
                 unique.setdefault(_key(entity), entity)
         chunks = _prepare(inspection) if unique else []

@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from stream_guard.checks.alignment import MAX_ANSWER_VALUES, MAX_CONTEXT_VALUES, capped_per_sentence
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.claims import Claim, claim_words, extract_claims
 from stream_guard.config import DetectorConfig
@@ -74,8 +75,11 @@ def context_numbers(inspection: Inspection) -> frozenset[str]:
 
 
 def context_quantities(inspection: Inspection) -> list[Quantity]:
-    """Every quantity the context states (extract_quantities caches per sentence text)."""
-    return [q for sentence in inspection.context_sentences for q in extract_quantities(sentence.text)]
+    """The quantities the context states, the first MAX_CONTEXT_VALUES in retrieval order, as the numeric
+    check reads them: sentences past the cap are never parsed, so a context of a million characters of figures
+    costs no more than one of a few hundred (the cap binds on no labelled event)."""
+    texts = (sentence.text for sentence in inspection.context_sentences)
+    return [q for per_sentence in capped_per_sentence(texts, extract_quantities, MAX_CONTEXT_VALUES) for q in per_sentence]
 
 
 @dataclass(frozen=True)
@@ -101,27 +105,44 @@ class _ContextFacts:
     numbers: frozenset[str]
     # Stems that neither ground nor unground a claim: the words naming a structured record's fields.
     neutral: frozenset[str] = frozenset()
-    _quantities: list[Quantity] | None = None
+    _pools: dict[str, list[Quantity]] | None = None
 
     @property
-    def quantities(self) -> list[Quantity]:
-        if self._quantities is None:
-            self._quantities = context_quantities(self.inspection)
-        return self._quantities
+    def pools(self) -> dict[str, list[Quantity]]:
+        """Context quantities by dimension: a figure is only ever compared with its own kind."""
+        if self._pools is None:
+            pools: dict[str, list[Quantity]] = {}
+            for c in context_quantities(self.inspection):
+                pools.setdefault(c.dimension, []).append(c)
+            self._pools = pools
+        return self._pools
 
     def supports(self, q: Quantity) -> bool:
         if q.unit is None and _normalize_number(f"{q.magnitude:g}") in self.numbers:
             return True
-        return any(comparable(q, c) and values_agree(q, c) for c in self.quantities)
+        if any(comparable(q, c) and values_agree(q, c) for c in self.pools.get(q.dimension, ())):
+            return True
+        # "5 mg per day" where the context states "5 mg": the amount is attested (the numeric check does the
+        # same; a rate is never compared with a plain amount as if they were alike).
+        if q.numerator is not None:
+            unit, amount = q.numerator
+            return any(_same_amount(amount, c.value) for c in self.pools.get(unit, ()))
+        return False
+
+
+def _same_amount(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
 
 
 def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
     """The claim text with its supported quantities blanked out (their words are grounded), and the
     literal figures the context does not support: quantities that agree with none, and other numbers
-    (years, identifiers) that occur nowhere in the context."""
-    quantities = extract_quantities(text)
-    supported = [q for q in quantities if facts.supports(q)]
-    missing = [q.text for q in quantities if not facts.supports(q)]
+    (years, identifiers) that occur nowhere in the context. At most MAX_ANSWER_VALUES quantities of a claim
+    are compared; any past them are read as plain numbers."""
+    quantities = extract_quantities(text)[:MAX_ANSWER_VALUES]
+    verdicts = [facts.supports(q) for q in quantities]
+    supported = [q for q, ok in zip(quantities, verdicts) if ok]
+    missing = [q.text for q, ok in zip(quantities, verdicts) if not ok]
     missing += sorted(numbers_in(_strip_spans(text, quantities)) - facts.numbers)
     return _strip_spans(text, supported), tuple(dict.fromkeys(missing))
 

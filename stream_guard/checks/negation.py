@@ -13,6 +13,8 @@ What is deliberately not a flip:
   later than", "not only ... but also", "not always", "no more than", "whether or not", "with or without");
 - noun-phrase negators ("without Wayne", "no cost", "nor the guard"): the other side routinely mentions the
   noun in another role. "no" counts only as "no longer", "there are no X" or "no X are/will/can ...";
+- negated instructions with no subject ("Do not plant dahlias in cold soil"): advice, not a denial of a fact,
+  and with no subject words they would meet any clause that uses the verb;
 - anything after a subordinator in its clause ("until the President accepts", "if you do not report"):
   conditions, not assertions; questions; and sentences that say the negative another way ("fails to",
   "unable", "lacks");
@@ -30,6 +32,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from stream_guard.checks.alignment import FILLER_STEMS, ContradictionView, contradiction_finding
+
+# Caps that keep a sentence-dense event in bounded time. On the labelled data an answer sentence has at most
+# 15 aligned candidates and no clause has 40 content words before a predicate: neither binds there.
+MAX_CANDIDATES = 48  # best-aligned context sentences an answer sentence is compared with
+MAX_SUBJECT_STEMS = 40  # content stems before a predicate kept as what its clause is about (nearest first)
 from stream_guard.inspection import Inspection
 from stream_guard.report import Finding
 from stream_guard.text import NEGATORS, STOP_WORDS, stem
@@ -47,6 +54,7 @@ _PARTIAL_AFTER = frozenset(
     """only just merely simply later earlier more less fewer sooner matter doubt necessarily always all every
     quite exactly entirely completely totally mention surprisingly least until unlike""".split()
 )
+_IMPERATIVE_OPENERS = frozenset("do don't never please".split())
 _POSSESSION = frozenset("have has had having own owns owned".split())
 # Skipped between a negator and the word it governs: "cannot *be* cancelled", "does not *yet* support".
 _SKIP = STOP_WORDS | _POSSESSION | frozenset(
@@ -124,7 +132,8 @@ def polarity(text: str) -> Polarity:
             _collect_positive(tokens, stems, lo, hi, positive)
             continue
         k = negators[0]
-        if len(negators) > 1 or not _is_predicate_negator(tokens, k) or _idiomatic(tokens, k):
+        plain = _is_predicate_negator(tokens, k) and not _idiomatic(tokens, k) and not _imperative(tokens, stems, lo, k)
+        if len(negators) > 1 or not plain:
             # Two negators ("not impossible"), a noun-phrase negator ("without Wayne") or an idiom:
             # nothing in this clause has a polarity we trust.
             unsure.update(s for s in stems[lo:hi] if s)
@@ -137,7 +146,7 @@ def polarity(text: str) -> Polarity:
         if partial or tokens[j][0] in _NEGATIVE_WORDS:
             unsure.add(head_stem)
             continue
-        before = frozenset(s for s in stems[lo:k] if s)
+        before = frozenset(s for s in stems[lo:k] if s)  # once per clause: at most one negated head each
         negated.setdefault(head_stem, Mention((_phrase_start(tokens, k), tokens[j][2]), before, possessed))
     for s in unsure:
         negated.pop(s, None)
@@ -184,6 +193,12 @@ def _is_predicate_negator(tokens: list[_Token], k: int) -> bool:
     return any(t[0] in _MODALS for t in tokens[k + 2 : k + 4])
 
 
+def _imperative(tokens: list[_Token], stems: list[str | None], lo: int, k: int) -> bool:
+    """"Do not plant dahlias in cold soil": an instruction with no subject, not a denial of a fact; with no
+    subject words it would meet any clause that uses the verb."""
+    return tokens[lo][0] in _IMPERATIVE_OPENERS and not any(stems[lo:k])
+
+
 def _idiomatic(tokens: list[_Token], k: int) -> bool:
     """"whether or not", "if not", "or not"."""
     return tokens[k][0] == "not" and k > 0 and tokens[k - 1][0] in ("or", "if", "whether")
@@ -216,7 +231,7 @@ def _collect_positive(
         # "has a dark mode": the patchable phrase starts at the possession verb, so it swaps cleanly
         # with "does not have a dark".
         start = _phrase_start(tokens, owner if owner is not None else k)
-        before = frozenset(x for _, x in clause[:n])
+        before = frozenset(x for _, x in clause[max(0, n - MAX_SUBJECT_STEMS) : n])
         after = frozenset(x for _, x in clause[n + 1 : n + 4])
         positive[s] = Mention((start, tokens[k][2]), before, owner is not None, after)
 
@@ -247,9 +262,9 @@ def analyze_negation(view: ContradictionView) -> list[Finding]:
         candidates = sorted(
             (c for c, shared in overlaps.items() if shared >= best - 1 and _aligned(shared, len(answer.stems))),
             key=lambda c: (-overlaps[c], c),
-        )
+        )[:MAX_CANDIDATES]
         answer_negates = has_negator(answer.text)
-        denying = [c for c in candidates if has_negator(view.sentence(c).text)]
+        denying = [c for c in candidates if _negates(view, c)]
         if not denying and not answer_negates and _ANTONYMS.keys().isdisjoint(answer.stems):
             continue  # no negation and no opposable word on either side of any aligned pair: nothing can flip
         mine = polarity(answer.text)
@@ -264,6 +279,16 @@ def analyze_negation(view: ContradictionView) -> list[Finding]:
         if found is not None:
             findings.append(_finding(view, answer.text, found))
     return findings
+
+
+@lru_cache(maxsize=16384)
+def _has_negator_cached(text: str) -> bool:
+    return has_negator(text)
+
+
+def _negates(view: ContradictionView, context_id: int) -> bool:
+    # Cached by sentence text: every answer sentence aligned with a context sentence asks the same question.
+    return _has_negator_cached(view.sentence(context_id).text)
 
 
 def _aligned(shared: int, answer_stems: int) -> bool:

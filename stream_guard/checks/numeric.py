@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from stream_guard.checks.alignment import (
     ContradictionView,
     contradiction_finding,
+    neighbours,
     strongest_rival,
     surface_words,
     tied_to_subject,
@@ -27,6 +28,12 @@ from stream_guard.checks.alignment import (
 from stream_guard.inspection import Inspection
 from stream_guard.quantities import Quantity, comparable, values_agree, written_in
 from stream_guard.report import Finding
+
+
+# Swap candidates compared pairwise (rivals tied to the answer's subject x mentions agreeing with its value).
+# Each is at most 19 on the labelled data (the largest context pool of one dimension): neither binds there.
+MAX_SWAP_RIVALS = 24
+MAX_OWNERS = 32
 
 
 @dataclass(frozen=True)
@@ -65,7 +72,7 @@ def analyze_numeric(view: ContradictionView) -> NumericAnalysis:
         overlaps = view.answer_overlaps[sentence.index]
         for k, q in enumerate(quantities):
             checked += 1
-            others = quantities[:k] + quantities[k + 1 :]
+            others = neighbours(quantities, k)
             pool = [p for p in pools.get(q.dimension, ()) if comparable(q, p.quantity)]
             agreeing = [p for p in pool if values_agree(q, p.quantity)]
             rivals = [p for p in pool if not _accounted(p.quantity, q, others)]
@@ -79,7 +86,8 @@ def analyze_numeric(view: ContradictionView) -> NumericAnalysis:
                 continue
             rival = _best_rival(q, rivals, overlaps, len(sentence.stems))
             if rival is None:
-                unsupported.append(q.text)
+                if not _stated_as_amount(q, pools):  # "5 mg per day" where the context says "5 mg" is attested
+                    unsupported.append(q.text)
                 continue
             findings.append(_numeric_finding(view, sentence.text, q, rival))
     return NumericAnalysis(tuple(findings), tuple(unsupported), checked)
@@ -91,6 +99,26 @@ def _context_pools(view: ContradictionView) -> dict[str, list[_Placed]]:
         for q in quantities:
             pools.setdefault(q.dimension, []).append(_Placed(q, i))
     return pools
+
+
+def _stated_as_amount(q: Quantity, pools: dict[str, list[_Placed]]) -> bool:
+    """A rate whose amount the context states without a denominator, or an amount the context states as a
+    rate: the figure is attested, and comparing a rate with a plain amount would not be like with like."""
+    if q.numerator is not None:
+        unit, amount = q.numerator
+        return any(_same_amount(amount, p.quantity.value) for p in pools.get(unit, ()))
+    return any(
+        p.quantity.numerator is not None
+        and p.quantity.numerator[0] == q.dimension
+        and _same_amount(q.value, p.quantity.numerator[1])
+        for dimension, placed in pools.items()
+        if "/" in dimension
+        for p in placed
+    )
+
+
+def _same_amount(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
 
 
 def _accounted(rival: Quantity, q: Quantity, others: list[Quantity]) -> bool:
@@ -144,11 +172,11 @@ def _swapped(
     # However the answer's value is attested, the rival must be tied to the answer's subject more closely
     # than any mention that agrees with it, by at least two stems.
     best_agreeing = max(_local(q, p.quantity) for p in agreeing)
+    agreeing = agreeing[:MAX_OWNERS]
+    strong = [(local, rival) for rival in rivals if (local := _local(q, rival.quantity)) >= 2 and local > best_agreeing]
+    strong.sort(key=lambda item: item[0], reverse=True)  # stable: context order among equals
     candidates: list[tuple[int, _Placed]] = []
-    for rival in rivals:
-        local = _local(q, rival.quantity)
-        if local < 2 or local <= best_agreeing:
-            continue
+    for local, rival in strong[:MAX_SWAP_RIVALS]:
         if values_agree(q, rival.quantity) or any(values_agree(p.quantity, rival.quantity) for p in agreeing):
             continue
         for owner in agreeing:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterator
 
 from stream_guard.claims import extract_claims
 from stream_guard.healing.delivery_safety import unsafe_reasons
@@ -74,24 +75,39 @@ def usable(text: str) -> bool:
 
 
 def _rank(inspection: Inspection) -> list[_Ranked]:
+    """Context sentences sharing a stem with the question or the answer, best first (question overlap, then
+    answer overlap, then document order). Found through the inverted index, so the cost follows the
+    question's and answer's stems rather than the size of the context; readability is judged later, only
+    for the sentences a rewrite may actually take."""
     question = inspection.question_stems
     answer = stem_set(inspection.answer)
-    ranked: list[_Ranked] = []
-    seen: set[str] = set()
+    index = inspection.sentence_index
+    candidates = {i for s in question | answer for i in index.get(s, ())}
     records = inspection.records
-    for position, (sentence, stems) in enumerate(zip(inspection.context_sentences, inspection.context_sentence_stems)):
+    ranked: list[_Ranked] = []
+    for position in candidates:
+        sentence = inspection.context_sentences[position]
         if records and records[sentence.chunk_index] is not None:
             continue  # a record's field lines are data, not sentences to hand a reader
+        stems = inspection.context_sentence_stems[position]
         q = len(question & stems) / len(question) if question else 0.0
         a = len(answer & stems) / len(answer) if answer else 0.0
-        if q <= 0 and a <= 0:
-            continue
-        text = sentence.text.strip()
-        if not text or text.endswith("?") or text.lower() in seen or not usable(text):
-            continue
-        seen.add(text.lower())
         ranked.append(_Ranked(q, a, position, sentence))
+    ranked.sort(key=lambda r: (-r.question_overlap, -r.answer_overlap, r.position))
     return ranked
+
+
+def _usable_in_order(ranked: list[_Ranked]) -> Iterator[_Ranked]:
+    """The ranked sentences a rewrite may use, each text once: prose, not a question, safe to deliver."""
+    seen: set[str] = set()
+    for r in ranked:
+        text = r.sentence.text.strip()
+        key = text.lower()
+        if not text or text.endswith("?") or key in seen:
+            continue
+        seen.add(key)
+        if usable(text):
+            yield r
 
 
 def _limit(inspection: Inspection, limit: int) -> int:
@@ -101,22 +117,32 @@ def _limit(inspection: Inspection, limit: int) -> int:
 
 
 def select_sentences(inspection: Inspection, limit: int = MAX_SENTENCES) -> list[str]:
-    """Best context sentences for the question, in document order; full sentences preferred over stubs,
-    within the sentence limit and the character budget."""
-    ranked = _rank(inspection)
-    substantial = [r for r in ranked if len(r.sentence.text.split()) >= MIN_WORDS]
-    pool = substantial or ranked
+    """Best context sentences for the question, in document order; full sentences preferred over stubs
+    (stubs only when no full sentence is usable), within the sentence limit and the character budget."""
     budget = max(MIN_BUDGET_CHARS, len(inspection.answer))
+    most = _limit(inspection, limit)
     best: list[_Ranked] = []
+    stubs: list[_Ranked] = []
     used = 0
-    for r in sorted(pool, key=lambda r: (-r.question_overlap, -r.answer_overlap, r.position)):
-        if len(best) >= _limit(inspection, limit):
-            break
+    for r in _usable_in_order(_rank(inspection)):
+        if len(r.sentence.text.split()) < MIN_WORDS:
+            if not best:
+                stubs.append(r)
+            continue
         size = len(r.sentence.text.strip()) + 1
         if best and used + size > budget:
             continue
         best.append(r)
         used += size
+        if len(best) >= most:
+            break
+    if not best:  # no full sentence: the stubs, as many as fit
+        for r in stubs:
+            size = len(r.sentence.text.strip()) + 1
+            if best and used + size > budget:
+                continue
+            best.append(r)
+            used += size
     return [r.sentence.text.strip() for r in sorted(best, key=lambda r: r.position)]
 
 

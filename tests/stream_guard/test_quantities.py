@@ -103,7 +103,7 @@ def test_labels_and_identifiers_are_not_values(text: str) -> None:
 
 def test_bare_years_are_left_to_the_dates_check() -> None:
     assert extract_quantities("It was founded in 2019.") == []
-    assert only("take 2000 mg daily").unit == "kg"  # a unit makes it a quantity again
+    assert only("take 2000 mg daily").unit == "kg/day"  # a unit makes it a quantity again (here a rate)
 
 
 def test_one_as_a_pronoun_is_not_a_number() -> None:
@@ -182,3 +182,61 @@ def test_any_text_gives_literal_spans(text: str) -> None:
     for q in extract_quantities(text):
         assert text[q.start : q.end] == q.text
         assert q.low <= q.high
+
+
+# --- misreadings fixed (issue 8) -----------------------------------------------------------------
+
+
+def test_a_speed_is_a_rate_never_a_distance() -> None:
+    speed = only("The limit is 100 km/h on that road.")
+    assert speed.text == "100 km/h" and speed.unit == "m/day"
+    assert not comparable(speed, only("The road is 100 km long."))
+    assert values_agree(speed, only("The limit is 62 mph."))  # 62 mph is 99.8 km/h
+    assert not values_agree(speed, only("The limit is 80 km/h."))
+
+
+def test_a_dose_per_body_mass_is_not_a_dose() -> None:
+    dose = only("Give 0.5 mg/kg twice a day.")
+    assert dose.text == "0.5 mg/kg" and dose.unit == "kg/kg"
+    assert not comparable(dose, only("Give 0.5 mg twice a day."))
+    assert values_agree(dose, only("Give 500 mcg/kg."))
+
+
+def test_rates_per_time_compare_with_rates_of_the_same_kind() -> None:
+    weekly = only("Exercise 3 times a week.")
+    assert weekly.unit == "times/day"
+    assert not values_agree(weekly, only("Exercise 3 times per day."))
+    assert values_agree(only("Take 5 mg per day."), only("Take 35 mg per week."))
+    assert not comparable(only("Take 5 mg per day."), only("Take 5 mg."))
+
+
+def test_money_per_period_stays_money_for_the_billing_check() -> None:
+    assert only("It costs $10 per month.").unit == "usd"
+
+
+def test_a_year_said_in_two_pairs_is_not_a_sum() -> None:
+    assert all(q.value != 118 for q in extract_quantities("It was founded in nineteen ninety-nine."))
+    assert extract_quantities("in twenty twenty-one we grew") == []
+    assert only("twenty-one people came").value == 21
+    assert [q.value for q in extract_quantities("five six seven people")] == [5, 6, 7]
+
+
+def test_european_decimal_comma_is_one_number() -> None:
+    q = only("The total is €1.234,56 including tax.")
+    assert (q.text, q.value, q.unit) == ("€1.234,56", 1234.56, "eur")
+
+
+def test_letter_scale_before_a_currency_word() -> None:
+    q = only("They raised 1.2M dollars last year.")
+    assert (q.text, q.value, q.unit) == ("1.2M dollars", 1_200_000.0, "usd")
+    assert extract_quantities("She joined 3M in 2019.") == []
+
+
+def test_a_ton_means_any_of_its_sizes() -> None:
+    assert values_agree(only("It weighs 2 tons."), only("It weighs 2,000 kg."))
+    assert values_agree(only("It weighs 2 tons."), only("It weighs 4,000 lb."))
+
+
+def test_digit_groups_read_whole_or_not_at_all() -> None:
+    assert only("Sales were 1,234,567 units.").value == 1_234_567
+    assert [q.text for q in extract_quantities("Sales were 123,123,12 units.")] == ["123", "123", "12"]

@@ -100,3 +100,12 @@ def test_an_end_date_is_corrected_from_the_sources_end_date_not_its_start():
 def test_a_start_date_is_corrected_from_the_sources_start_date():
     finding = sale_contradiction("When does the summer sale start?", "The summer sale starts on May 20, 2024.")
     assert finding.source_value == "June 1, 2024"
+
+
+def test_dotted_and_year_first_dates_are_full_dates() -> None:
+    (dotted,) = extract_dates("It opened on 03.03.2021 downtown.")
+    assert dotted.text == "03.03.2021" and dotted.readings == ((2021, 3, 3),)
+    (year_first,) = extract_dates("It opened on 2021/03/04 downtown.")
+    assert year_first.text == "2021/03/04" and year_first.readings == ((2021, 3, 4),)
+    assert dates("The store opened on 2021/03/04.", "The store opened on 2021/03/09.")
+    assert extract_dates("Version v1.2.2021 shipped.") == []

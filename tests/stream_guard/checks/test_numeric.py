@@ -156,3 +156,12 @@ def test_patching_with_the_literal_values_restores_the_source_figure() -> None:
 def test_empty_inputs() -> None:
     assert numeric("", "You can return items within 30 days.") == []
     assert numeric("Returns within 14 days.", "") == []
+
+
+def test_a_rate_is_attested_by_its_amount_but_contradicted_only_by_a_rate() -> None:
+    answer = "Adults should take 5 mg per day of the drug."
+    attested = analyze_numeric(ContradictionView(Inspection.build("", "Adults should take 5 mg of the drug.", answer)))
+    assert attested.findings == () and attested.unsupported == ()
+    assert values(numeric("Adults should take 10 mg per day of the drug.", answer)) == [
+        ("numeric", "5 mg per day", "10 mg per day")
+    ]
