@@ -15,10 +15,11 @@ calibrate` (calibration.py) can refit it on a platform's own labelled traffic an
 result (`DetectorConfig.score_model_path`). The shipped model, models/score_model.json, is written by
 `stream-guard calibrate --write-default`; its `threshold` is the default `flag_threshold`.
 
-Fitting (`fit`, `cross_validate`) needs numpy and is never on the judging path. `fit` places the intercept
-so that the fitted operating point, where `keep_rate` of the faithful training answers score below it,
-falls exactly on `threshold` (calibrate fits at 0.40, then moves the threshold only as far as the full
-guard needs to deliver its keep share, and records the result in `threshold`).
+Fitting (`fit`, `cross_validate`) needs numpy and is never on the judging path. `fit` places an offset per
+kind of task (summary, question, record) so that the fitted operating point, where `keep_rate` of that
+kind's faithful training answers score below it, falls exactly on `threshold` (calibrate fits at 0.40,
+then moves the threshold only as far as the full guard needs to deliver its keep share, and records the
+result in `threshold`).
 
 Inputs come either from live check results or from a verdict's JSON (`observation_from_verdict`), so a
 benchmark can refit and cross-validate from what `stream-guard check` wrote.
@@ -303,7 +304,7 @@ def score(obs: Observation, model: "ScoreModel", *, drift_counts: bool = False) 
 DEFAULT_SIGNALS: Mapping[str, float] = {
     "contradiction": 0.92,
     # A claim saying the opposite of a record's yes-no field, or hours the record does not have: on RAGTruth
-    # data-to-text it fires on 58 of 114 hallucinated answers and 1 of 66 faithful ones.
+    # data-to-text it fires on 55 of 114 hallucinated answers and 1 of 66 faithful ones.
     "record_conflict": 0.90,
     "fabricated_entity": 0.80,
     "fabricated_citation": 0.85,
@@ -374,8 +375,9 @@ def fit(
     balance: bool = True,
     fitted_on: str = "",
 ) -> ScoreModel:
-    """Fit the soft-evidence weights on labelled observations (1 = hallucinated) and place the intercept
-    so that `keep_rate` of the faithful answers the hard signals leave alone score below `threshold`."""
+    """Fit the soft-evidence weights on labelled observations (1 = hallucinated) and place each task kind's
+    offset so that `keep_rate` of its faithful answers the hard signals leave alone score below `threshold`
+    (`_place_cuts`)."""
     import numpy as np
 
     if len(observations) != len(labels) or not observations:
