@@ -35,7 +35,7 @@ from stream_guard.config import PRESETS, DetectorConfig, build_config
 from stream_guard.evaluation import LabelledDecision, decision_metrics
 from stream_guard.judging import Judged
 from stream_guard.labels import load_labels
-from stream_guard.parallel import JudgeProcessDied, Judges, default_jobs, json_object, parse_jobs
+from stream_guard.parallel import JudgeProcessDied, Judges, count_lines, jobs_for, json_object, parse_jobs
 from stream_guard.settings import check_environment
 
 REPORT_SCHEMA_VERSION = 1
@@ -83,11 +83,6 @@ def file_inputs(path: str | Path) -> Iterator[tuple[Position, bytes]]:
         for number, line in enumerate(fh, start=1):
             if line.strip():
                 yield Position(f"line {number}", task_type_of(line)), line
-
-
-def count_lines(path: str | Path) -> int:
-    with open(path, "rb") as fh:
-        return sum(1 for line in fh if line.strip())
 
 
 @dataclass(frozen=True)
@@ -401,7 +396,7 @@ def parser() -> argparse.ArgumentParser:
     live.add_argument("--no-live", action="store_true", help="compare with nothing")
     p.add_argument("--out", default="backtest-report", help="report directory (default ./backtest-report)")
     p.add_argument("--jobs", "-j", type=parse_jobs, default=None,
-                   help="judge in N processes (default: one per core)")
+                   help="judge in N processes (default: one per core, at most one per 1,000 events)")
     p.add_argument("--json-only", action="store_true", help="report.json and verdicts only (no matplotlib needed)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     return p
@@ -479,7 +474,6 @@ def _main(args: argparse.Namespace) -> int:
         reader = TopicReader.from_args(args)
     labels = _labels_from(args.labels, reader)
     live, live_source = _live_from(args, reader)
-    jobs = args.jobs or default_jobs()
     total: int | None
     if reader is not None:
         plan = reader.plan(args.topic, parse_bound(args.start, "--from") if args.start else None,
@@ -492,6 +486,7 @@ def _main(args: argparse.Namespace) -> int:
         inputs, total = file_inputs(args.file), count_lines(args.file)
         source = {"kind": "file", "path": str(args.file)}
     source = {**source, "live": live_source, "labels": list(args.labels)}
+    jobs = args.jobs or jobs_for(total)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     bar = _progress(total, args.quiet)

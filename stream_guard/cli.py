@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from collections import Counter
 from typing import IO, Iterator, Sequence
 
@@ -12,7 +13,7 @@ import orjson
 
 from stream_guard.config import PRESETS, build_config
 from stream_guard.judging import Judged
-from stream_guard.parallel import JudgeProcessDied, Judges, parse_jobs
+from stream_guard.parallel import JudgeProcessDied, Judges, count_lines, jobs_for, parse_jobs
 from stream_guard.settings import check_environment
 
 STREAMING_COMMANDS = ("worker", "up", "produce", "tail")
@@ -31,7 +32,8 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output", "-o", default="-", help="where to write verdicts (default stdout)")
     parser.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
     parser.add_argument("--jobs", "-j", type=parse_jobs, default=None,
-                        help="judge in N processes (default: one per core); output order and drift are unchanged")
+                        help="judge in N processes (default: one per core, at most one per 1,000 events of a file); "
+                             "output order and drift are unchanged")
     return parser
 
 
@@ -62,7 +64,9 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
         return 1
     routing: Counter[str] = Counter()
     errors = 0
-    judges = Judges(config, jobs=args.jobs, drift_db=args.drift_db)
+    # Only a regular file can be read twice (a pipe or /dev/stdin would be used up by counting).
+    jobs = args.jobs or jobs_for(count_lines(args.path) if args.path != "-" and Path(args.path).is_file() else None)
+    judges = Judges(config, jobs=jobs, drift_db=args.drift_db)
     try:
         with source:
             for number, judged in judges.judge(_numbered_lines(source)):

@@ -27,6 +27,7 @@ import queue
 import signal
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, Iterable, Iterator, Sequence, TypeVar
 
 import orjson
@@ -50,6 +51,9 @@ MAX_QUEUED_BATCHES = 3
 # Events read ahead of the oldest one not yet written out, per process (bounds the reorder buffer).
 WINDOW_PER_JOB = 256
 START_TIMEOUT_S = 300.0
+# A spawned judge costs a start-up (interpreter, imports, spaCy's model: about 1.5 s of CPU, the judging of
+# a few hundred events) before it judges anything, so a file gets one process per this many events.
+EVENTS_PER_PROCESS = 1000
 
 
 class JudgeProcessDied(RuntimeError):
@@ -62,6 +66,20 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def jobs_for(events: int | None) -> int:
+    """The default number of judge processes for `events` events (None: unknown, e.g. stdin): one per core,
+    but no more than the input can pay start-ups for."""
+    if events is None:
+        return default_jobs()
+    return max(1, min(default_jobs(), events // EVENTS_PER_PROCESS))
+
+
+def count_lines(path: str | Path) -> int:
+    """Non-blank lines of a file: its events, for a JSONL file."""
+    with open(path, "rb") as fh:
+        return sum(1 for line in fh if line.strip())
 
 
 def parse_jobs(text: str) -> int:

@@ -215,3 +215,14 @@ def test_check_and_the_worker_accept_and_refuse_the_same_events_with_the_same_me
     refused = [line.get("field") for line in out if "error" in line]
     assert refused == ["metadata"] * 5 + ["answer"] * 2 + ["$", "metadata", "$", "$", "$", "produced_at",
                                                           "context[1].id"]
+
+
+def test_a_small_file_is_judged_in_one_process_and_stdin_on_every_core(tmp_path):
+    # A spawned judge pays its own start-up (spaCy's model), so a few events never get more than one.
+    proc, out = run_check(tmp_path, [orjson.dumps(CLEAN.to_dict()), orjson.dumps(BILLING.to_dict())])
+    assert len(out) == 2 and ", 1 process(es)" in proc.stderr.decode()
+    piped = subprocess.run([sys.executable, "-m", "stream_guard.cli", "check", "-", "--ner", "regex"],
+                           input=orjson.dumps(CLEAN.to_dict()) + b"\n", capture_output=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    cores = len(os.sched_getaffinity(0))
+    assert f", {cores} process(es)" in piped.stderr.decode()

@@ -10,6 +10,7 @@ import pytest
 
 from stream_guard.config import build_config
 from stream_guard.events import parse_event
+from stream_guard import parallel
 from stream_guard.parallel import Judges, shard_key
 from stream_guard.text import question_hash
 
@@ -98,3 +99,9 @@ def test_the_shard_key_is_the_question_hash_the_event_is_judged_under(obj: dict[
 def test_answers_to_no_question_and_bad_lines_have_no_shard_key() -> None:
     assert shard_key(b'{"event_id": "s", "question": " ? ", "answer": "x"}') is None
     assert shard_key(b"[1, 2]") is None and shard_key(b"{oops") is None
+
+
+def test_default_jobs_follow_the_input_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "default_jobs", lambda: 4)
+    assert [parallel.jobs_for(n) for n in (0, 391, 1999, 2000, 3500, 10**6)] == [1, 1, 1, 2, 3, 4]
+    assert parallel.jobs_for(None) == 4  # stdin: size unknown
