@@ -55,7 +55,7 @@ def test_a_relative_score_model_path_is_read_from_the_config_files_folder(tmp_pa
 
     folder = tmp_path / "configs"
     folder.mkdir()
-    model = replace(DEFAULT_MODEL, intercept=DEFAULT_MODEL.intercept + 3.0, threshold=0.55)
+    model = replace(DEFAULT_MODEL, intercept=round(DEFAULT_MODEL.intercept + 3.0, 6), threshold=0.55)  # as saved
     save_model(model, str(folder / "mine.score_model.json"))
     (folder / "guard.toml").write_text('[detector]\nflag_threshold = 0.55\nscore_model_path = "mine.score_model.json"\n')
     monkeypatch.chdir(tmp_path)  # loaded from elsewhere: the path still names the file beside the TOML
