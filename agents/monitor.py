@@ -45,6 +45,7 @@ from stream_guard.judging import Judged
 from stream_guard.labels import decode_label
 from stream_guard.latency import e2e_origin
 from stream_guard.monitoring.access import OPERATOR, Access, Principal, cookie_value
+from stream_guard.monitoring.throttle import LoginThrottle
 from stream_guard.monitoring.dashboard import (login_page, message_page, operator_page, tenant_page, tenant_path,
                                                tenant_view)
 from stream_guard.monitoring.ledger import (DAYS, SEEN, STATE, Changes, Sample, TenantState, apply,
@@ -126,6 +127,7 @@ class Monitor:
                                options=rocksdb_options(s), help="sampled event_id -> tenant and week")
         self.candidates = CandidateFilter()
         self.access = Access(self.settings)
+        self.throttle = LoginThrottle(self.settings.login_max_failures, self.settings.login_lockout_minutes * 60)
         self.metrics = TenantMetrics(self.settings.tenants, owned=self._owns)
         self.counters: Counter[str] = Counter()
         self._snapshot_days: dict[str, int | None] = {}
@@ -475,10 +477,37 @@ class Monitor:
     def _principal(self, request: Any) -> Principal | None:
         auth = request.headers.get("Authorization", "")
         if auth.startswith("Bearer "):
-            return self.access.authenticate(auth[7:].strip())
+            return self._sign_in(request, auth[7:].strip())
         return self.access.session(cookie_value(request.headers.get("Cookie")), time.time())
 
-    def _unauthorized(self, web: Any, api: bool) -> Any:
+    def _sign_in(self, request: Any, token: str) -> Principal | None:
+        """A token tried by a client: None while the client is locked out, whatever the token."""
+        client, now = str(request.remote or ""), time.monotonic()
+        if self.throttle.retry_after(client, now) is not None:
+            return None
+        principal = self.access.authenticate(token)
+        if principal is None:
+            self.throttle.failed(client, now)
+            self.counters["login_failed"] += 1
+        else:
+            self.throttle.succeeded(client)
+        return principal
+
+    def _locked_out(self, web: Any, request: Any, api: bool) -> Any | None:
+        wait = self.throttle.retry_after(str(request.remote or ""), time.monotonic())
+        if wait is None:
+            return None
+        headers = {"Retry-After": str(max(1, int(wait + 0.999)))}
+        if api:
+            return self._respond(web, orjson.dumps({"error": "too many failed sign-ins"}), 429, "application/json",
+                                 headers)
+        return self._respond(web, login_page("Too many failed sign-ins from here; try again later."), 429,
+                             headers=headers)
+
+    def _unauthorized(self, web: Any, api: bool, request: Any = None) -> Any:
+        locked = self._locked_out(web, request, api) if request is not None else None
+        if locked is not None:
+            return locked
         if api:
             return self._json(web, {"error": "unauthorized"}, 401)
         return self._respond(web, message_page("Sign in", "Sign in to see monitoring."), 401)
@@ -509,9 +538,10 @@ class Monitor:
         if self._cross_site(request):
             return self._respond(web, message_page("Refused", "Sign in from this site's own page."), 403)
         form = await request.post()
-        principal = self.access.authenticate(str(form.get("token", "")))
+        principal = self._sign_in(request, str(form.get("token", "")))
         if principal is None:
-            return self._respond(web, login_page("That token is not valid."), 401)
+            locked = self._locked_out(web, request, api=False)
+            return locked if locked is not None else self._respond(web, login_page("That token is not valid."), 401)
         target = "/monitor/all" if principal.role == OPERATOR else tenant_path(principal.tenant or "")
         cookie = self.access.set_cookie(self.access.issue(principal, time.time()))
         return self._respond(web, "", 303, headers={"Location": target, "Set-Cookie": cookie})
@@ -523,7 +553,7 @@ class Monitor:
     async def _tenant(self, web: Any, request: Any, tenant: str, api: bool) -> Any:
         principal = self._principal(request)
         if principal is None:
-            return self._unauthorized(web, api)
+            return self._unauthorized(web, api, request)
         if not principal.may_see(tenant):
             return self._not_found(web, api)
         view = self.local_view(tenant)
@@ -554,9 +584,8 @@ class Monitor:
             log.warning("monitor: could not reach the worker that owns a tenant", exc_info=True)
             return self._respond(web, message_page("Unavailable", "Try again in a moment."), 503)
 
-    async def _all(self, request: Any) -> list[dict[str, Any]] | None:
-        principal = self._principal(request)
-        if principal is None or principal.role != OPERATOR:
+    async def _all(self, request: Any, principal: Principal) -> list[dict[str, Any]] | None:
+        if principal.role != OPERATOR:
             return None
         rows = [view for tenant in self.local_tenants() if (view := self.local_view(tenant)) is not None]
         if not request.headers.get(FORWARDED):
@@ -582,16 +611,18 @@ class Monitor:
         return rows
 
     async def _all_html(self, web: Any, request: Any) -> Any:
-        rows = await self._all(request)
-        if rows is None:
-            return self._unauthorized(web, False) if self._principal(request) is None else self._not_found(web, False)
-        return self._respond(web, operator_page(rows))
+        principal = self._principal(request)
+        if principal is None:
+            return self._unauthorized(web, False, request)
+        rows = await self._all(request, principal)
+        return self._not_found(web, False) if rows is None else self._respond(web, operator_page(rows))
 
     async def _all_json(self, web: Any, request: Any) -> Any:
-        rows = await self._all(request)
-        if rows is None:
-            return self._unauthorized(web, True) if self._principal(request) is None else self._not_found(web, True)
-        return self._json(web, rows)
+        principal = self._principal(request)
+        if principal is None:
+            return self._unauthorized(web, True, request)
+        rows = await self._all(request, principal)
+        return self._not_found(web, True) if rows is None else self._json(web, rows)
 
     async def _local_json(self, web: Any, request: Any) -> Any:
         principal = self._principal(request)

@@ -112,6 +112,10 @@ class MonitorSettings:
     session_ttl_minutes: float = 720.0
     # Mark the session cookie Secure (set it when the dashboard is served over HTTPS, e.g. behind an ingress).
     cookie_secure: bool = False
+    # Failed sign-ins a client may make within login_lockout_minutes before it is refused (throttle.py);
+    # 0 turns the throttle off.
+    login_max_failures: int = 10
+    login_lockout_minutes: float = 5.0
     alerts_kept: int = 20
 
     def rules_for(self, tenant: str) -> RuleSettings:
@@ -138,7 +142,8 @@ class MonitorSettings:
         for name in ("lateness_minutes", "max_future_minutes", "session_ttl_minutes"):
             if getattr(self, name) < 0 or (name == "session_ttl_minutes" and getattr(self, name) == 0):
                 raise ValueError(f"monitor.{name} must be positive")
-        for name in ("review_sample_size", "review_max_context_chars", "alerts_kept"):
+        for name in ("review_sample_size", "review_max_context_chars", "alerts_kept", "login_max_failures",
+                     "login_lockout_minutes"):
             if getattr(self, name) < 0:
                 raise ValueError(f"monitor.{name} must not be negative")
         self.rules.validate("monitor.rules")

@@ -464,3 +464,16 @@ def test_a_tenant_sees_its_own_dashboard_and_nothing_of_anyone_else(monitored: d
     status, _, body = client.request("/monitor/api/all", token=OPERATOR)
     assert status == 200 and [v["tenant"] for v in orjson.loads(body)] == ["cites", "claims", "steady"]
     assert client.request("/monitor/login", form={"token": OPERATOR})[1]["Location"] == "/monitor/all"
+
+
+def test_a_client_guessing_tokens_is_locked_out_even_with_the_right_one(monitored: dict[str, Any]) -> None:
+    # Last in this module: it locks 127.0.0.1 out of this worker's dashboard for login_lockout_minutes.
+    client: Client = monitored["client"]
+    statuses = [client.request("/monitor/api/t/claims", token=f"guess-{n}-0123456789abcdef")[0] for n in range(11)]
+    # Ten failures within the window lock the client out (the earlier tests' wrong tokens may count too).
+    assert 401 in statuses and statuses[-1] == 429 and set(statuses) == {401, 429}
+    assert statuses.index(429) <= 10 and all(s == 429 for s in statuses[statuses.index(429):])
+    status, headers, body = client.request("/monitor/api/t/claims", token=TOKENS["claims"])
+    assert status == 429 and 1 <= int(headers["Retry-After"]) <= 300 and b"claims" not in body
+    status, _, body = client.request("/monitor/login", form={"token": TOKENS["claims"]})
+    assert status == 429 and b"Too many failed sign-ins" in body
