@@ -131,8 +131,9 @@ class AnswerEventContract(msgspec.Struct, kw_only=True):
     metadata: Annotated[dict[str, Any], Meta(description=f"nested at most {MAX_METADATA_DEPTH} levels")] | None = None
 
 
-# Every event names itself: `event_id`, or its alias `id`.
-EVENT_SCHEMA_EXTRA = {"anyOf": [{"required": ["event_id"]}, {"required": ["id"]}]}
+# Every event names itself: `event_id`, or its alias `id` (not null).
+EVENT_SCHEMA_EXTRA = {"anyOf": [{"required": [key], "properties": {key: {"not": {"type": "null"}}}}
+                                for key in ("event_id", "id")]}
 
 
 def provenance_fields(
