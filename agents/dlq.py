@@ -96,6 +96,7 @@ class Report:
     dry_run: bool
     read: int = 0
     matched: int = 0
+    replayable: int = 0  # matched and carrying their original value: sent, or with --dry-run what would be
     sent: int = 0
     not_dead_letters: int = 0
     not_replayable: int = 0
@@ -105,7 +106,7 @@ class Report:
 
     def summary(self) -> dict[str, Any]:
         return {"summary": True, "dlq": self.dlq, "to": self.to, "dry_run": self.dry_run, "read": self.read,
-                "matched": self.matched, "sent": self.sent, "not_dead_letters": self.not_dead_letters,
+                "matched": self.matched, "replayable": self.replayable, "sent": self.sent, "not_dead_letters": self.not_dead_letters,
                 "not_replayable": self.not_replayable, "by_stage": dict(sorted(self.by_stage.items())),
                 "next_from": ",".join(f"{p}:{o}" for p, o in sorted(self.next_offsets.items())) or None}
 
@@ -138,11 +139,12 @@ async def replay_dead_letters(settings: StreamSettings, *, dlq: str, to: str, st
             report.not_replayable += 1
             line["skipped"] = "the dead letter does not carry the original value"
         else:
+            report.replayable += 1
             report.by_stage[found.stage] += 1
             if producer is not None:
                 pending.append(await producer.send(to, found.value, key=found.key, headers=found.headers or None))
-            report.sent += 1
-            line["to"] = to
+                report.sent += 1
+            line["to" if producer is not None else "would_send_to"] = to
         out.write(orjson.dumps(line).decode() + "\n")
         return limit is None or report.matched < limit
 

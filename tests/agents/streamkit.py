@@ -8,6 +8,8 @@ them with SIGTERM exercises the clean shutdown (leave the group, flush, close Ro
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import os
 import signal
 import subprocess
@@ -19,10 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+import jsonschema
 import orjson
 
 from stream_guard.agents.clients import partition_key, read_all, start_producer
 from stream_guard.agents.embedded_broker import die_with_parent, free_port
+from stream_guard.deadletter import view as dead_letter_view
+from stream_guard.schemas import by_name, schema
 from stream_guard.settings import StreamSettings, TopicNames, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -199,10 +204,54 @@ def produce(names: Names, payloads: Sequence[bytes | None], pace_s: float = 0.0,
     asyncio.run(_produce(names.broker, names.topics.answers, payloads, pace_s, keys, headers))
 
 
+def read_records(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[Any]:
+    """Records of `topic` from the beginning, as read (key, value, headers), until `until` or `timeout`."""
+    return asyncio.run(read_all(names.broker, [topic], until, timeout))
+
+
 def read_json(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[dict[str, Any]]:
-    """Records of `topic` from the beginning, decoded, until `until` arrived or `timeout` passed."""
-    records = asyncio.run(read_all(names.broker, [topic], until, timeout))
+    """Records of `topic` from the beginning, decoded, until `until` arrived or `timeout` passed. Dead letters
+    come as `stream_guard.deadletter.view` gives them (error fields, original key, value and headers).
+
+    Every verdict, alert, metrics summary and dead letter read here is validated against its published
+    schema (verdicts strictly: an undeclared details key fails), so every broker test checks what it reads."""
+    records = read_records(names, topic, until, timeout)
+    check_published(names, topic, records)
+    if topic == names.topics.dlq:
+        return [dead_letter_view(r.key, r.value, [(n, v or b"") for n, v in r.headers or ()]) for r in records]
     return [orjson.loads(r.value) for r in records]
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(schema_name: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema(by_name(schema_name), strict=True))
+
+
+_VALIDATED: set[bytes] = set()
+
+
+def check_published(names: Names, topic: str, records: Sequence[Any]) -> None:
+    """Validate records of a published topic against their schema (each distinct record once)."""
+    kinds = {names.topics.verdicts: "verdict", names.topics.alerts: "alert", names.topics.metrics: "metrics-summary",
+             names.topics.dlq: "dead-letter"}
+    kind = kinds.get(topic)
+    if kind is None:
+        return
+    for record in records:
+        headers = [(n, v or b"") for n, v in record.headers or ()]
+        digest = hashlib.blake2b(repr((record.value, headers)).encode(), digest_size=16).digest()
+        if digest in _VALIDATED:
+            continue
+        if kind == "dead-letter":
+            instance: Any = {n: v.decode("utf-8") for n, v in headers}
+        else:
+            instance = orjson.loads(record.value)
+            assert (headers and dict(headers).get("content-type") == b"application/json"
+                    and dict(headers).get("sg-schema") == kind.encode()), (topic, headers)
+        errors = sorted(_validator(kind).iter_errors(instance), key=lambda e: list(e.absolute_path))
+        assert not errors, f"{topic} record breaks the {kind} schema at {list(errors[0].absolute_path)}: " \
+                           f"{errors[0].message[:300]}"
+        _VALIDATED.add(digest)
 
 
 def wait_for(names: Names, topic: str, predicate: Any, timeout: float = 60.0) -> list[dict[str, Any]]:

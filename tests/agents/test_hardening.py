@@ -85,7 +85,7 @@ def test_a_poison_event_in_a_batch_costs_only_itself(backlog: Any) -> None:
         [f"ok-{i}" for i in range(6)] + ["clock-0", "clock-1", "forged"])
     assert {v["routing"] for v in verdicts if v["event_id"].startswith("ok-")} == {"accept"}
     [dead] = read_json(names, names.topics.dlq, until=1, timeout=10)
-    assert (dead["stage"], dead["error"]["field"], dead["error"]["reason"]) == (
+    assert (dead["stage"], dead["field"], dead["reason"]) == (
         "decode", "metadata", "is nested more than 32 levels deep")
     time.sleep(1.5)  # a metrics interval
     assert metric(worker, "stream_guard_tombstones_skipped_total", f'{{topic="{names.topics.answers}"}}') == 1
@@ -163,10 +163,10 @@ def test_an_event_over_budget_is_stopped_while_other_tenants_verdicts_keep_flowi
     by_id = {d["event_id"]: d for d in dead}
     spun, hung = by_id["spin-1"], by_id["hang-1"]
     # Pure Python over budget: stopped by the CPU timer, near the budget, in the judge process itself.
-    assert spun["stage"] == "timeout" and spun["error"]["reason"].startswith("timeout: spent")
-    assert budget_ms <= spun["cost_ms"] < 20 * budget_ms
+    assert spun["stage"] == "timeout" and spun["reason"].startswith("timeout: spent")
+    assert budget_ms <= float(spun["cost_ms"]) < 20 * budget_ms
     # Native code that never looks at signals: the judge process was killed and replaced.
-    assert hung["stage"] == "timeout" and "killed and replaced" in hung["error"]["reason"]
+    assert hung["stage"] == "timeout" and "killed and replaced" in hung["reason"]
     # Health said so while it lasted, with the reason, and is green again.
     red = [body for status, body in health if status == 503]
     assert red and red[0]["status"] == "stuck" and "past the" in red[0]["reason"]

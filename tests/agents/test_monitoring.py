@@ -214,7 +214,7 @@ def monitored(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) ->
 
 def _owned(worker: Worker) -> set[int]:
     """The judging partitions a worker owns (from its lag gauges)."""
-    return {int(p) for p in re.findall(r'stream_guard_consumer_lag\{topic="[^"]*-answers-by-question",partition="(\d+)"',
+    return {int(p) for p in re.findall(r'stream_guard_consumer_lag\{topic="[^"]*-answers-repartition",partition="(\d+)"',
                                        worker.metrics())}
 
 
@@ -296,7 +296,7 @@ def test_each_rule_fires_once_where_the_numbers_moved_and_nowhere_else(monitored
     assert review["tenant"] == "cites" and review["evidence"]["wrong"] in (4, 5) and review["evidence"]["graded"] >= 10
     assert review["evidence"]["week"] == week
     dead = wait_for(names, names.topics.dlq, lambda rs: any(r.get("stage") == "label" for r in rs), timeout=30)
-    assert any("label" in str(r.get("error")) for r in dead if r.get("stage") == "label")
+    assert any("label" in str(r.get("field")) for r in dead if r.get("stage") == "label")
     # The labels topic dumped for backtests: the valid grades only, and the command stops at the end.
     dump = subprocess.run([sys.executable, "-m", "stream_guard.agents", "tail", "labels", "--from-beginning",
                            "--to-end", "--broker", names.broker], cwd=REPO, env={**os.environ, **names.env()},
