@@ -275,7 +275,8 @@ def choose_model(examples: Sequence[Example], current: ScoreModel, keep: float, 
     MIN_PER_CLASS_TO_REFIT labels, kept only when its cross-validated ROC AUC beats the current model's)."""
     labels = [e.label for e in examples]
     keeping = Fitting(keep, drift_counts, current.signals, model=current)
-    refitting = Fitting(keep, drift_counts, current.signals, l2=l2)
+    # A refit keeps the current model's signal probabilities and takes the default for a signal it predates.
+    refitting = Fitting(keep, drift_counts, {**score_model.DEFAULT_SIGNALS, **current.signals}, l2=l2)
     enough = min(len(labels) - sum(labels), sum(labels)) >= MIN_PER_CLASS_TO_REFIT
     numpy = importlib.util.find_spec("numpy") is not None
     if refit == "always":

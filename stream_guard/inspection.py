@@ -180,6 +180,22 @@ class Inspection:
         ]
 
     @cached_property
+    def field_sentence_ids(self) -> frozenset[int]:
+        """Indices into `context_sentences` of the sentences that render a structured record's fields (not its
+        review texts). Their yes-no values are compared with claims by structured.field_conflicts; a check
+        reading the polarity of prose must not read "Restaurants take out: no." as prose."""
+        if not self.records:
+            return frozenset()
+        out: list[int] = []
+        offset = 0
+        for i, record in enumerate(self.records):
+            count = len(self._analysis(i)[0])
+            if record is not None:
+                out += [offset + k for k in record.field_lines if k < count]
+            offset += count
+        return frozenset(out)
+
+    @cached_property
     def context_sentence_stems(self) -> list[frozenset[str]]:
         """Content stems of each `context_sentences` entry, same order (best-sentence grounding)."""
         return [stems for i in range(len(self.chunks)) for stems in self._analysis(i)[1]]

@@ -15,10 +15,11 @@ calibrate` (calibration.py) can refit it on a platform's own labelled traffic an
 result (`DetectorConfig.score_model_path`). The shipped model, models/score_model.json, is written by
 `stream-guard calibrate --write-default`; its `threshold` is the default `flag_threshold`.
 
-Fitting (`fit`, `cross_validate`) needs numpy and is never on the judging path. `fit` places the intercept
-so that the fitted operating point, where `keep_rate` of the faithful training answers score below it,
-falls exactly on `threshold` (calibrate fits at 0.40, then moves the threshold only as far as the full
-guard needs to deliver its keep share, and records the result in `threshold`).
+Fitting (`fit`, `cross_validate`) needs numpy and is never on the judging path. `fit` places an offset per
+kind of task (summary, question, record) so that the fitted operating point, where `keep_rate` of that
+kind's faithful training answers score below it, falls exactly on `threshold` (calibrate fits at 0.40,
+then moves the threshold only as far as the full guard needs to deliver its keep share, and records the
+result in `threshold`).
 
 Inputs come either from live check results or from a verdict's JSON (`observation_from_verdict`), so a
 benchmark can refit and cross-validate from what `stream-guard check` wrote.
@@ -41,11 +42,14 @@ FEATURES: tuple[str, ...] = (
     "ungrounded_fraction",  # 1 - faithfulness score: share of claims the context does not support
     "novel_fraction",  # share of the answer's content stems absent from the context
     "weakest_claim",  # 1 - coverage of the worst claim by its best single context sentence
-    "novel_count",  # log(1 + novel content stems): long fabrications add up
+    # log(1 + novel content stems) of an answer to a question or a record: long fabrications add up. Not for
+    # summaries, whose count grows with their length (grouped CV on RAGTruth: summary AUC 0.650 with it for
+    # every task, 0.674 without it for summaries; novel_fraction carries their novelty).
+    "novel_count_answers",
     "unsupported_figures",  # quantities and numbers the context does not state, capped at 4
     "field_conflicts",  # claims saying the opposite of a yes-no field of a structured record, capped at 4
     "schedule_conflicts",  # times and days a record's opening hours do not have, capped at 4
-    "empty_fields",  # claims stating what a record leaves empty (null), capped at 4
+    "empty_fields",  # claims stating what a record leaves empty (null) or has no field for, capped at 4
     "mean_weakness",  # 1 - mean coverage of the claims by their best context sentence
     "claims",  # log(1 + claims)
     "structured",  # 1 when the context holds a structured record (data-to-text)
@@ -57,14 +61,18 @@ FEATURES: tuple[str, ...] = (
     "structured_ungrounded",  # structured x ungrounded_fraction
 )
 
+# Features that models fitted by earlier versions may name; still computed, no longer fitted by default.
+RETIRED_FEATURES: tuple[str, ...] = ("novel_count",)  # log(1 + novel content stems), summaries included
+
 # Features that measure how weakly the answer is supported: their weights are kept at or above zero, so
 # the score never falls when the grounding gets worse (the others describe the task and the wording).
-MONOTONE: frozenset[str] = frozenset(FEATURES) - {"claims", "structured", "has_question", "confidence",
+MONOTONE: frozenset[str] = frozenset(FEATURES + RETIRED_FEATURES) - {"claims", "structured", "has_question", "confidence",
                                                    "structured_claims"}
 
 # Hard signals and the probability each alone means "hallucinated" (measured precision, seed table).
 SIGNALS: tuple[str, ...] = (
     "contradiction",
+    "record_conflict",
     "fabricated_entity",
     "fabricated_citation",
     "wrong_chunk_citation",
@@ -95,7 +103,7 @@ class ScoreModel:
     def __post_init__(self) -> None:
         if len(self.features) != len(self.weights):
             raise ValueError(f"score model: {len(self.features)} features but {len(self.weights)} weights")
-        unknown = sorted(set(self.features) - set(FEATURES))
+        unknown = sorted(set(self.features) - set(FEATURES) - set(RETIRED_FEATURES))
         if unknown:
             raise ValueError(f"score model: unknown feature(s) {', '.join(unknown)}")
         bad = sorted(set(self.signals) - set(SIGNALS))
@@ -199,26 +207,29 @@ def feature_values(checks: Mapping[str, Any]) -> dict[str, float]:
     structured = 1.0 if _detail(faith, "structured") else 0.0
     question = 1.0 if _detail(faith, "has_question") else 0.0
     confidence = float(_part(checks.get("confidence"), "score", 0.5) or 0.5)
-    values = {name: 0.0 for name in FEATURES}
+    values = {name: 0.0 for name in FEATURES + RETIRED_FEATURES}
     values.update(structured=structured, has_question=question, confidence=confidence)
     if claims <= 0:
         return values
     ungrounded = 1.0 - float(_part(faith, "score", 1.0))
     novel = _detail(faith, "novel_fraction")
     log_claims = math.log1p(claims)
+    novel_count = math.log1p(_detail(faith, "novel_stems"))
+    summary = (1.0 - question) * (1.0 - structured)
     values.update(
         ungrounded_fraction=ungrounded,
         novel_fraction=novel,
         weakest_claim=1.0 - _detail(faith, "min_best_sentence_overlap", 1.0),
-        novel_count=math.log1p(_detail(faith, "novel_stems")),
+        novel_count=novel_count,
+        novel_count_answers=(1.0 - summary) * novel_count,
         unsupported_figures=min(_detail(faith, "missing_numbers"), _CAP),
         field_conflicts=min(_detail(faith, "field_conflicts"), _CAP),
         schedule_conflicts=min(_detail(faith, "wrong_times") + _detail(faith, "wrong_days"), _CAP),
-        empty_fields=min(_detail(faith, "empty_fields"), _CAP),
+        empty_fields=min(_detail(faith, "empty_fields") + _detail(faith, "unstated_fields"), _CAP),
         mean_weakness=1.0 - _detail(faith, "mean_best_sentence_overlap", 1.0),
         claims=log_claims,
         structured_novel=structured * novel,
-        summary_novel=(1.0 - question) * (1.0 - structured) * novel,
+        summary_novel=summary * novel,
         structured_claims=structured * log_claims,
         structured_ungrounded=structured * ungrounded,
     )
@@ -231,6 +242,9 @@ def active_signals(checks: Mapping[str, Any], confident_but_unfaithful: bool) ->
     out: set[str] = set()
     if _part(checks.get("contradiction"), "flagged", False):
         out.add("contradiction")
+    faith = checks.get("faithfulness")
+    if _detail(faith, "field_conflicts") + _detail(faith, "wrong_times") + _detail(faith, "wrong_days") > 0:
+        out.add("record_conflict")
     if _part(checks.get("entities"), "flagged", False):
         out.add("fabricated_entity")
     citations = checks.get("citations")
@@ -289,6 +303,9 @@ def score(obs: Observation, model: "ScoreModel", *, drift_counts: bool = False) 
 
 DEFAULT_SIGNALS: Mapping[str, float] = {
     "contradiction": 0.92,
+    # A claim saying the opposite of a record's yes-no field, or hours the record does not have: on RAGTruth
+    # data-to-text it fires on 55 of 114 hallucinated answers and 1 of 66 faithful ones.
+    "record_conflict": 0.90,
     "fabricated_entity": 0.80,
     "fabricated_citation": 0.85,
     "wrong_chunk_citation": 0.60,
@@ -358,8 +375,9 @@ def fit(
     balance: bool = True,
     fitted_on: str = "",
 ) -> ScoreModel:
-    """Fit the soft-evidence weights on labelled observations (1 = hallucinated) and place the intercept
-    so that `keep_rate` of the faithful answers the hard signals leave alone score below `threshold`."""
+    """Fit the soft-evidence weights on labelled observations (1 = hallucinated) and place each task kind's
+    offset so that `keep_rate` of its faithful answers the hard signals leave alone score below `threshold`
+    (`_place_cuts`)."""
     import numpy as np
 
     if len(observations) != len(labels) or not observations:
@@ -379,22 +397,11 @@ def fit(
     w[0] = w_kept[0]
     for k, j in enumerate(kept):
         w[j + 1] = w_kept[k + 1]
-    z = w[0] + x @ w[1:]
-    # Faithful answers that no hard signal flags are the ones the threshold decides about. The cut keeps
-    # `keep_rate` of them in every kind of task that has any, so no kind pays for another's base rate.
-    intercept = float(w[0])
-    cuts = []
-    for kind in sorted({task_kind(o) for o in observations}):
-        free = [i for i, o in enumerate(observations)
-                if not labels[i] and not (o.signals - {"drift"}) and task_kind(o) == kind]
-        if free:
-            cuts.append(float(np.quantile(z[free], min(max(keep_rate, 0.0), 1.0))))
-    if cuts:
-        intercept += _logit(threshold) - max(cuts)
+    w = _place_cuts(w, list(features), x, observations, labels, keep_rate, threshold)
     return ScoreModel(
         features=tuple(features),
         weights=tuple(float(v) for v in w[1:]),
-        intercept=intercept,
+        intercept=float(w[0]),
         signals=dict(signals),
         threshold=threshold,
         keep_rate=keep_rate,
@@ -402,6 +409,36 @@ def fit(
         balanced=balance,
         fitted_on=fitted_on,
     )
+
+
+# Where each kind of task gets its own offset: summaries through the intercept, answers to a question
+# through `has_question`, records through `structured` (in that order, each placed after the ones before).
+_KIND_OFFSETS: tuple[tuple[str, str | None], ...] = (("summary", None), ("question", "has_question"),
+                                                     ("record", "structured"))
+
+
+def _place_cuts(w: Any, features: list[str], x: Any, observations: Sequence[Observation], labels: Sequence[int],
+                keep_rate: float, threshold: float) -> Any:
+    """Offsets so that, in every kind of task, `keep_rate` of the faithful answers that no hard signal flags
+    score below `threshold`: no kind pays for another's base rate or score scale, and one threshold means
+    the same share kept in each. A kind without such answers, or whose offset feature the model lacks,
+    shares the offset placed before it."""
+    import numpy as np
+
+    w = w.copy()
+    target = _logit(threshold)
+    q = min(max(keep_rate, 0.0), 1.0)
+    for kind, knob in _KIND_OFFSETS:
+        free = [i for i, o in enumerate(observations)
+                if not labels[i] and not (o.signals - {"drift"}) and task_kind(o) == kind]
+        if not free:
+            continue
+        shift = target - float(np.quantile(w[0] + x[free] @ w[1:], q))
+        if knob is None:
+            w[0] += shift
+        elif knob in features:
+            w[features.index(knob) + 1] += shift
+    return w
 
 
 def group_folds(groups: Sequence[str], folds: int = 5, seed: int = 7) -> list[int]:

@@ -84,6 +84,15 @@ class Record:
     yes_no: tuple[Field, ...] = ()
     # Days of the week with opening hours, lower case.
     open_days: frozenset[str] = frozenset()
+    # (day, minutes of its opening and closing times) for each day with hours, lower case.
+    day_times: tuple[tuple[str, frozenset[int]], ...] = ()
+    # Stems of every key the record has, at any depth (what the record can say anything about).
+    key_stems: frozenset[str] = frozenset()
+    # Positions in `sentences` of the sentences that render a field (not a review's text): yes-no facts
+    # that checks reading prose polarity must leave to field_conflicts.
+    field_lines: frozenset[int] = frozenset()
+    # Stems of every short string value (names, categories; not review texts, read as prose_stems).
+    value_stems: frozenset[str] = frozenset()
 
     @property
     def text(self) -> str:
@@ -137,6 +146,12 @@ def read_hours(value: str) -> tuple[int, int] | None:
     return h1 * 60 + m1, h2 * 60 + m2
 
 
+def no_hours(hours: tuple[int, int]) -> bool:
+    """"0:0-0:0": Yelp-style exports write it for a day without a range (closed, or not known); RAGTruth's
+    annotators read "open Monday through Saturday" against it as a contradiction. It opens no day."""
+    return hours[0] == hours[1] == 0
+
+
 _US_STATES = dict(
     pair.split("=")
     for pair in (
@@ -167,6 +182,8 @@ def _render_value(value: bool | float | str) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     hours = read_hours(value)
+    if hours is not None and no_hours(hours):
+        return "no opening hours given"
     if hours is not None:
         (a, b) = hours
         return (
@@ -253,7 +270,7 @@ def _parse_table(text: str) -> dict[str, str] | None:
 
 
 def _build(data: Any) -> Record:
-    from stream_guard.text import stem_set
+    from stream_guard.text import stem, stem_set
 
     budget = [MAX_FIELDS]
     fields = tuple(_leaves(data, (), 0, budget))
@@ -261,26 +278,40 @@ def _build(data: Any) -> Record:
     prose: list[frozenset[str]] = []
     times: set[int] = set()
     open_days: list[str] = []
+    day_times: dict[str, frozenset[int]] = {}
+    field_lines: list[int] = []
     for field in fields:
         rendered = _field_sentences(field)
-        sentences += rendered
         if isinstance(field.value, str) and len(field.value) > LONG_TEXT_CHARS:
             prose += [stem_set(sentence) for sentence in rendered]
+        else:
+            field_lines += range(len(sentences), len(sentences) + len(rendered))
+        sentences += rendered
         if isinstance(field.value, str):
             hours = read_hours(field.value)
-            if hours is not None:
+            if hours is not None and not no_hours(hours):
                 times.update(hours)
                 if field.key.lower() in _DAYS:
                     open_days.append(field.key)
+                    day_times[field.key.lower()] = frozenset(hours)
+    field_lines += range(len(sentences), len(sentences) + len(_week_summary(open_days)))
     sentences += _week_summary(open_days)
+    kept = [i for i, sentence in enumerate(sentences) if sentence.strip()]
+    position = {old: new for new, old in enumerate(kept)}
     return Record(
         fields,
-        tuple(s for s in sentences if s.strip()),
+        tuple(sentences[i] for i in kept),
         frozenset(times),
         truncated=budget[0] <= 0,
         prose_stems=tuple(prose),
         yes_no=tuple(f for f in fields if f.path and (f.value is None or f.truth is not None)),
         open_days=frozenset(d.lower() for d in open_days),
+        day_times=tuple(sorted(day_times.items())),
+        field_lines=frozenset(position[i] for i in field_lines if i in position),
+        key_stems=frozenset(stem(w) for f in fields for k in f.path for w in key_words(k)),
+        value_stems=frozenset().union(
+            *(stem_set(f.value) for f in fields if isinstance(f.value, str) and len(f.value) <= LONG_TEXT_CHARS)
+        ),
     )
 
 
@@ -363,8 +394,13 @@ class FieldConflict:
         return f"the record has {name} = {self.field.value!r}, but the claim {said}"
 
 
+# Spellings of one word that the token pattern would cut in two ("Wi-Fi" is the record's "WiFi").
+_GLUED_SPELLINGS = re.compile(r"\b(wi)[\s-](fi)\b|\b(take)[\s-](out)\b")
+
+
 def _tokens(text: str) -> list[str]:
-    return [w.replace("’", "'") for w in _CLAIM_TOKEN_RE.findall(text.lower())]
+    glued = _GLUED_SPELLINGS.sub(lambda m: "".join(g for g in m.groups() if g), text.lower())
+    return [w.replace("’", "'") for w in _CLAIM_TOKEN_RE.findall(glued)]
 
 
 @lru_cache(maxsize=4096)
@@ -573,6 +609,76 @@ def claim_days(claim: str) -> set[str]:
     return out
 
 
+# Amenities a business record lists as attributes, and the words a claim names them with. A claim naming
+# one that the record has no field for, and that no review text mentions, states what the record does not
+# say: RAGTruth's annotators mark "offers free Wi-Fi" and "does not take reservations" alike as baseless
+# then. Each entry: the stems that name it in a claim (any one of the word groups), and the stems of record
+# keys that would hold it. Tuned on Yelp-style records (RAGTruth data-to-text), like _SCHEMA_VOCABULARY.
+_AMENITIES: tuple[tuple[str, str], ...] = (
+    ("wifi|internet", "wifi internet"),
+    ("outdoor|patio", "outdoor"),
+    ("reservation|reservations", "reservations"),
+    ("delivery|deliveries|delivers", "delivery"),
+    ("takeout|to-go", "takeout take out"),
+    ("catering", "caters catering"),
+    ("credit card|cash only|accepts cash", "credit"),
+    ("parking|valet|garage", "parking"),
+    ("tv|tvs|television", "tv"),
+    ("happy hour", "happy"),
+    ("live music|dj", "music"),
+    ("kids|children|family-friendly", "kids"),
+    ("wheelchair", "wheelchair"),
+    ("dogs|pets", "dogs"),
+    ("vegetarian|vegan|gluten", "vegetarian vegan gluten dietary"),
+    ("drive-thru|drive-through|drive thru", "drive"),
+    ("full bar|alcohol|cocktails", "alcohol"),
+    ("noise level|noisy|quiet", "noise"),
+)
+
+
+@lru_cache(maxsize=1)
+def _amenity_terms() -> tuple[tuple[tuple[tuple[str, ...], ...], frozenset[str]], ...]:
+    from stream_guard.text import stem
+
+    out = []
+    for names, keys in _AMENITIES:
+        ways = tuple(tuple(_tokens(name)) for name in names.split("|"))
+        out.append((ways, frozenset(stem(k) for k in keys.split())))
+    return tuple(out)
+
+
+def unstated_fields(claim: str, records: tuple[Record | None, ...]) -> list[str]:
+    """Amenities the claim names (offered or not) that a record listing yes-no attributes has no field for
+    and no review text mentions. [] unless some record has yes-no fields (the kind that lists amenities)."""
+    listing = [r for r in records if r is not None and r.yes_no]
+    if not listing:
+        return []
+    from stream_guard.text import stem
+
+    tokens = [t for t in _tokens(claim) if t != ","]
+    present = frozenset(tokens)
+    keys = frozenset().union(*(r.key_stems for r in listing))
+    out: list[str] = []
+    for ways, key_stems in _amenity_terms():
+        named = next((way for way in ways if set(way) <= present and _in_order(tokens, way)), None)
+        if named is None or key_stems & keys:
+            continue
+        # Named anywhere in the record (a category "Gluten-Free", "Caterers") or in a review: stated.
+        named_stems = frozenset(stem(w) for w in named)
+        if any(r.mentioned_in_prose(named_stems) or named_stems <= r.value_stems for r in listing):
+            continue
+        out.append(" ".join(named))
+    return out
+
+
+def _in_order(stems: list[str], way: tuple[str, ...]) -> bool:
+    """Whether the words of `way` occur one right after another ("happy hour", not "happy ... hour")."""
+    if len(way) == 1:
+        return True
+    n = len(way)
+    return any(tuple(stems[i : i + n]) == way for i in range(len(stems) - n + 1))
+
+
 def day_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[str]:
     """Days the claim has the business open on that have no opening hours in the records. A claim about
     closing ("closed on Mondays", "except Sunday") is left alone."""
@@ -583,13 +689,71 @@ def day_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[str]:
 
 
 def time_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[int]:
-    """Times the claim states that no hours field of the records has (open or close); [] without hours."""
+    """Times the claim states that the records' hours do not have (open or close); [] without hours.
+
+    A time is compared with the hours of the days it is said of, where the claim names them in the same
+    part ("open Tuesday to Thursday from 11 am to 9 pm": wrong when none of those days opens or closes at
+    either time), else with every opening and closing time of the week. Wrong for one of the days named is
+    not enough: "4 pm to 9 pm every day" is how a faithful answer sums up a week that closes at 10 pm on
+    Fridays, and RAGTruth's annotators accept it."""
     known = frozenset().union(*(r.times for r in records if r is not None)) if records else frozenset()
     if not known:
         return []
-    # Midnight is written 0:00 and 24:00; noon as 12:00.
-    known = known | ({0, 1440} if known & {0, 1440} else frozenset())
-    return [t for t in claim_times(claim) if t not in known and not (t == 0 and 1440 in known)]
+    per_day = _day_times(records)
+    out: list[int] = []
+    for times, days in _scheduled_parts(claim):
+        for t in times:
+            if not _time_known(t, known):
+                out.append(t)
+            elif days and not any(_time_known(t, per_day[d]) for d in days if d in per_day) and days & per_day.keys():
+                out.append(t)
+    return list(dict.fromkeys(out))
+
+
+def _time_known(t: int, known: frozenset[int]) -> bool:
+    # Midnight is written 0:00 and 24:00.
+    return t in known or (t in (0, 1440) and bool(known & {0, 1440}))
+
+
+def _day_times(records: tuple[Record | None, ...]) -> dict[str, frozenset[int]]:
+    out: dict[str, frozenset[int]] = {}
+    for record in records:
+        if record is not None:
+            for day, times in record.day_times:
+                out[day] = out.get(day, frozenset()) | times
+    return out
+
+
+# Where one statement of hours ends and the next begins: "4 pm to 10 pm Monday to Saturday, and 11 am to
+# 10 pm on Sunday".
+_SCHEDULE_BREAK_RE = re.compile(r"[;,]|\band\b|\bwhile\b|\bbut\b|\bwith\b", re.IGNORECASE)
+
+
+def _scheduled_parts(claim: str) -> list[tuple[list[int], set[str]]]:
+    """(times, days they are said of) for each part of the claim that states times. A part naming days but
+    no times takes the times of the part before ("11 am to 9 pm from Tuesday to Thursday and Friday to
+    Sunday"), and one naming times but no days the days of the part before; a part about closing or an
+    exception ("closed on Monday", "except Friday") is left out, and its days taken from the others."""
+    parts: list[tuple[list[int], set[str]]] = []
+    excepted: set[str] = set()
+    last_times: list[int] = []
+    last_days: set[str] = set()
+    for piece in _SCHEDULE_BREAK_RE.split(claim):
+        if _CLOSED_RE.search(piece):
+            excepted |= claim_days(piece)
+            last_times, last_days = [], set()
+            continue
+        times, days = claim_times(piece), claim_days(piece)
+        if not times and not days:
+            continue
+        if times and days:
+            parts.append((times, days))
+        elif times:
+            parts.append((times, set(last_days)))
+        elif last_times:
+            parts.append((list(last_times), days))
+        last_times, last_days = times or last_times, days or last_days
+    return [(times, days - excepted) for times, days in parts]
 
 
 # ── a record in sentences (for repairs) ───────────────────────────────────────────────────────────────

@@ -135,10 +135,14 @@ class _Chunk:
 
 
 def _prepare(inspection: Inspection) -> list[_Chunk]:
-    """The chunks, plus the question: a name the user wrote is not one the model invented."""
+    """The chunks, plus the question: a name the user wrote is not one the model invented; plus a record's
+    keys as written, null fields included ("WiFi": null names WiFi, though it says nothing about it)."""
     out = [_Chunk(chunk.id, chunk.text) for chunk in inspection.chunks]
     if inspection.question.strip():
         out.append(_Chunk("question", inspection.question))
+    keys = " ".join(dict.fromkeys(k for r in inspection.records if r is not None for f in r.fields for k in f.path))
+    if keys:
+        out.append(_Chunk("record keys", keys))
     return out
 
 

@@ -29,7 +29,14 @@ from stream_guard.config import DetectorConfig
 from stream_guard.inspection import CHUNK_CACHE_SIZE, Inspection
 from stream_guard.quantities import Quantity, comparable, extract_quantities, may_contain_quantity, values_agree
 from stream_guard.report import CheckResult, Finding, FindingType
-from stream_guard.structured import FieldConflict, day_conflicts, field_conflicts, schema_stems, time_conflicts
+from stream_guard.structured import (
+    FieldConflict,
+    day_conflicts,
+    field_conflicts,
+    schema_stems,
+    time_conflicts,
+    unstated_fields,
+)
 from stream_guard.text import stem
 
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
@@ -95,6 +102,8 @@ class ClaimGrounding:
     field_conflicts: tuple[FieldConflict, ...] = ()
     wrong_times: tuple[int, ...] = ()
     wrong_days: tuple[str, ...] = ()
+    # Amenities the claim names that the record has no field for (structured.unstated_fields).
+    unstated: tuple[str, ...] = ()
 
 
 @dataclass
@@ -196,16 +205,19 @@ def ground_claim(
     conflicts: tuple[FieldConflict, ...] = ()
     wrong_times: tuple[int, ...] = ()
     wrong_days: tuple[str, ...] = ()
+    unstated: tuple[str, ...] = ()
     if inspection.records:
         conflicts = tuple(field_conflicts(claim.text, inspection.records))
         wrong_times = tuple(time_conflicts(claim.text, inspection.records))
         wrong_days = tuple(day_conflicts(claim.text, inspection.records))
+        unstated = tuple(unstated_fields(claim.text, inspection.records))
     grounded = (
         overlap >= overlap_threshold and not missing_numbers and not conflicts and not wrong_times and not wrong_days
+        and not unstated
     )
     return ClaimGrounding(
         claim, stems, overlap, best, best_index, missing_words, missing_numbers, grounded, conflicts, wrong_times,
-        wrong_days,
+        wrong_days, unstated,
     )
 
 
@@ -216,6 +228,8 @@ def _evidence(g: ClaimGrounding) -> str:
         reasons.append(f"the time(s) {times} match no opening or closing time in the record")
     if g.wrong_days:
         reasons.append(f"the record gives no opening hours on {', '.join(d.capitalize() for d in g.wrong_days)}")
+    if g.unstated:
+        reasons.append(f"the record says nothing about {', '.join(g.unstated)}")
     if g.missing_numbers:
         reasons.append(f"the figure(s) {', '.join(g.missing_numbers)} occur nowhere in the retrieved context")
     shared = round(g.overlap * len(g.stems))
@@ -265,6 +279,7 @@ def _details(groundings: list[ClaimGrounding], inspection: Inspection) -> dict[s
         "empty_fields": sum(1 for g in groundings for c in g.field_conflicts if c.empty),
         "wrong_times": sum(len(g.wrong_times) for g in groundings),
         "wrong_days": sum(len(g.wrong_days) for g in groundings),
+        "unstated_fields": sum(len(g.unstated) for g in groundings),
         "structured": inspection.structured,
         "has_question": bool(inspection.question.strip()),
         "context_stems": len(inspection.context_stems),

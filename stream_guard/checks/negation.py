@@ -258,6 +258,11 @@ def analyze_negation(view: ContradictionView) -> list[Finding]:
         overlaps = view.answer_overlaps[answer.index]
         if not overlaps or not answer.stems:
             continue
+        fields = view.inspection.field_sentence_ids
+        if fields:  # a record's yes-no fields are compared with claims by structured.field_conflicts
+            overlaps = {c: shared for c, shared in overlaps.items() if c not in fields}
+            if not overlaps:
+                continue
         best = max(overlaps.values())
         candidates = sorted(
             (c for c, shared in overlaps.items() if shared >= best - 1 and _aligned(shared, len(answer.stems))),

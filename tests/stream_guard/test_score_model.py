@@ -83,3 +83,38 @@ def test_drift_counts_only_where_configured():
     obs = Observation({}, frozenset({"drift"}))
     assert score_model.score(obs, DEFAULT_MODEL) == 0.0
     assert score_model.score(obs, DEFAULT_MODEL, drift_counts=True) == pytest.approx(DEFAULT_MODEL.signals["drift"])
+
+
+def test_every_kind_of_task_keeps_its_share_at_the_threshold():
+    # Faithful summaries look far less grounded than faithful answers to questions (a different score
+    # scale): one intercept would keep nearly all of one kind and flag many of the other.
+    rng = random.Random(5)
+    obs, labels = [], []
+    for i in range(600):
+        kind = ("question", "summary", "record")[i % 3]
+        label = int(rng.random() < 0.4)
+        shift = {"question": 0.0, "summary": 0.3, "record": 0.15}[kind]
+        ungrounded = min(1.0, max(0.0, rng.gauss((0.6 if label else 0.2) + shift, 0.15)))
+        obs.append(Observation({"ungrounded_fraction": ungrounded, "claims": 1.5, "structured": float(kind == "record"),
+                                "has_question": float(kind == "question")}))
+        labels.append(label)
+    model = score_model.fit(obs, labels, keep_rate=0.85, threshold=0.4)
+    for kind in ("question", "summary", "record"):
+        faithful = [score_model.score(o, model) for o, y in zip(obs, labels) if not y and score_model.task_kind(o) == kind]
+        kept = sum(s < 0.4 for s in faithful) / len(faithful)
+        assert 0.83 <= kept <= 0.87, (kind, kept)
+
+
+def test_a_claim_contradicting_a_record_is_a_hard_signal():
+    checks = {"faithfulness": {"score": 0.8, "details": {"claims": 5, "structured": True, "field_conflicts": 1}}}
+    obs = score_model.observation(checks, False)
+    assert "record_conflict" in obs.signals
+    assert score_model.score(obs, DEFAULT_MODEL) >= DEFAULT_MODEL.signals["record_conflict"]
+    quiet = score_model.observation({"faithfulness": {"score": 0.8, "details": {"claims": 5, "structured": True}}}, False)
+    assert "record_conflict" not in quiet.signals
+
+
+def test_a_model_naming_a_retired_feature_still_loads():
+    data = {**DEFAULT_MODEL.to_dict(), "features": ["novel_count"], "weights": [0.5]}
+    model = ScoreModel.from_dict(data)
+    assert model.grounding_probability({"novel_count": 2.0}) > model.grounding_probability({"novel_count": 0.0})

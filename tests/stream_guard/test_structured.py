@@ -17,6 +17,7 @@ from stream_guard.structured import (
     read_hours,
     read_record,
     time_conflicts,
+    unstated_fields,
 )
 
 RECORD = orjson.dumps({
@@ -113,3 +114,77 @@ def test_huge_records_are_read_up_to_the_field_cap():
     big = orjson.dumps({f"key{i}": i for i in range(MAX_FIELDS * 3)}).decode()
     r = read_record(big)
     assert r is not None and len(r.fields) == MAX_FIELDS and r.truncated
+
+
+WEEK = orjson.dumps({
+    "name": "Valentino's", "categories": "Pizza, Gluten-Free, Caterers",
+    "hours": {"Monday": "0:0-0:0", "Tuesday": "11:0-19:0", "Wednesday": "11:0-19:0", "Thursday": "11:0-19:0",
+              "Friday": "11:0-21:0", "Saturday": "11:0-20:0", "Sunday": "11:0-20:0"},
+    "attributes": {"WiFi": "no", "OutdoorSeating": None, "RestaurantsTakeOut": True},
+    "review_info": [{"review_text": "Great sub and friendly staff, and the happy hour deals on Fridays are worth the "
+                     "trip across town every single week."}],
+}).decode()
+
+
+def week():
+    r = read_record(WEEK)
+    assert r is not None
+    return (r,)
+
+
+def test_zero_hours_open_no_day():
+    # RAGTruth's annotators read "open Monday through Saturday" against "Monday": "0:0-0:0" as a contradiction.
+    r = week()
+    assert "monday" not in r[0].open_days
+    assert day_conflicts("It is open Monday through Saturday.", r) == ["monday"]
+    assert day_conflicts("It is open Tuesday through Sunday.", r) == []
+    assert "Open 6 days a week." in r[0].sentences
+
+
+def test_times_are_read_against_the_days_they_are_said_of():
+    r = week()
+    # 9 pm is Friday's closing time only: said of Saturday and Sunday, it is wrong.
+    assert time_conflicts("It is open from 11 am to 9 pm on Saturday and Sunday.", r) == [1260]
+    assert time_conflicts("It is open from 11 am to 9 pm on Friday.", r) == []
+    # A part naming only days takes the times of the part before it.
+    assert time_conflicts("Hours are 11 am to 7 pm from Tuesday to Thursday, and Saturday to Sunday.", r) == [1140]
+    # Said of a whole week, a time that some day has is how faithful answers sum up varying hours.
+    assert time_conflicts("It is open every day from 11 am to 8 pm.", r) == []
+    assert time_conflicts("It closes at 11 pm.", r) == [1380]
+
+
+def test_wi_fi_spelled_with_a_hyphen_is_the_wifi_field():
+    assert [c.field.key for c in field_conflicts("It offers free Wi-Fi to guests.", week())] == ["WiFi"]
+
+
+def test_amenities_a_record_has_no_field_for_are_unstated():
+    r = week()
+    assert unstated_fields("They take reservations and offer delivery.", r) == ["reservations", "delivery"]
+    assert unstated_fields("They do not take reservations.", r) == ["reservations"]  # baseless either way
+    # Named by the record (a key, a category, a review), or not an amenity: nothing unstated.
+    assert unstated_fields("It offers gluten-free crusts and catering for events.", r) == []
+    assert unstated_fields("Fridays bring happy hour deals.", r) == []
+    assert unstated_fields("It offers takeout and has no WiFi.", r) == []
+    assert unstated_fields("The staff caters to groups.", r) == []
+    # Only a record that lists yes-no attributes says anything by leaving one out.
+    assert unstated_fields("They take reservations.", (read_record('{"name": "A", "city": "B", "stars": 4}'),)) == []
+
+
+def test_a_record_key_names_an_entity_even_when_its_value_is_null():
+    from stream_guard.checks.entities import EntityCheck
+    from stream_guard.config import DetectorConfig
+    from stream_guard.inspection import Entity
+
+    record_json = orjson.dumps({"name": "Harbor Grill", "attributes": {"WiFi": None, "OutdoorSeating": True}}).decode()
+    answer = "Harbor Grill does not say whether it has WiFi."
+    inspection = Inspection.build("", [record_json], answer, answer_entities=(Entity("WiFi", "PERSON", 35, 39),))
+    assert not EntityCheck(DetectorConfig(ner="regex")).run(inspection).flagged
+
+
+def test_negation_leaves_a_records_yes_no_fields_to_field_conflicts():
+    from stream_guard.checks.negation import find_negation_contradictions
+
+    record_json = orjson.dumps({"name": "Harbor Grill", "address": "12 State Street",
+                                "attributes": {"BusinessParking": {"lot": True, "street": False}}}).decode()
+    inspection = Inspection.build("", [record_json], "Parking is available in a lot but not on the street.")
+    assert find_negation_contradictions(inspection) == []
