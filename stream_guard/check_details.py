@@ -45,6 +45,7 @@ class FaithfulnessDetails(TypedDict, total=False):
     empty_fields: Count
     wrong_times: Count
     wrong_days: Count
+    unstated_fields: Count
     structured: bool
     has_question: bool
     context_stems: Count
