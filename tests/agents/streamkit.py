@@ -205,18 +205,19 @@ def produce(names: Names, payloads: Sequence[bytes | None], pace_s: float = 0.0,
 
 
 def read_records(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[Any]:
-    """Records of `topic` from the beginning, as read (key, value, headers), until `until` or `timeout`."""
-    return asyncio.run(read_all(names.broker, [topic], until, timeout))
+    """Records of `topic` from the beginning, as read (key, value, headers), until `until` or `timeout`.
+
+    Every verdict, alert, metrics summary and dead letter read here is validated against its published
+    schema (verdicts strictly: an undeclared details key fails), so every broker test checks what it reads."""
+    records = asyncio.run(read_all(names.broker, [topic], until, timeout))
+    check_published(names, topic, records)
+    return records
 
 
 def read_json(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[dict[str, Any]]:
     """Records of `topic` from the beginning, decoded, until `until` arrived or `timeout` passed. Dead letters
-    come as `stream_guard.deadletter.view` gives them (error fields, original key, value and headers).
-
-    Every verdict, alert, metrics summary and dead letter read here is validated against its published
-    schema (verdicts strictly: an undeclared details key fails), so every broker test checks what it reads."""
+    come as `stream_guard.deadletter.view` gives them (error fields, original key, value and headers)."""
     records = read_records(names, topic, until, timeout)
-    check_published(names, topic, records)
     if topic == names.topics.dlq:
         return [dead_letter_view(r.key, r.value, [(n, v or b"") for n, v in r.headers or ()]) for r in records]
     return [orjson.loads(r.value) for r in records]

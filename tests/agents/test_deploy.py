@@ -18,6 +18,7 @@ from stream_guard.config import build_config
 from stream_guard.deadletter import HEADROOM_BYTES
 from stream_guard.latency import LatencyRegistry
 from stream_guard.monitoring.metrics import Snapshot, TenantMetrics
+from stream_guard.monitoring.settings import load_monitor_settings, monitor_variable_names
 from stream_guard.monitoring.windows import DayCounts
 from stream_guard.settings import check_environment, load_settings
 
@@ -127,13 +128,40 @@ def test_the_kubernetes_settings_load_and_the_resources_point_at_each_other():
 def test_compose_workers_have_a_broker_and_the_dead_letter_topic_takes_what_it_carries():
     compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
     worker_env = {k: str(v) for k, v in compose["services"]["worker-1"]["environment"].items()}
-    resolved = {k: re.sub(r"\$\{[A-Z_]+:-(\d+)\}", r"\1", v) for k, v in worker_env.items()}
+    resolved = {k: re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", v) for k, v in worker_env.items()}
     check_environment(resolved)
     settings = load_settings(env=resolved)
     assert settings.broker
+    assert {"STREAM_GUARD_MONITOR_SESSION_SECRET", "STREAM_GUARD_MONITOR_REVIEW_SALT"} <= worker_env.keys()
     script = compose["services"]["topics"]["command"][0]
+    created = set(re.findall(r"--topic (\S+)", script))
+    assert created == {settings.topics.answers, *settings.topics.outputs(), settings.topics.review,
+                       settings.topics.labels}
     dlq = re.search(r"--topic guard\.dlq .*?max\.message\.bytes=(\d+)", script)
     assert dlq and int(dlq.group(1)) >= settings.max_message_bytes + HEADROOM_BYTES
+
+
+def test_kubernetes_runs_tenant_monitoring_with_its_secrets_from_a_secret():
+    """The [monitor] table loads as the worker loads it, and the session secret and review salt reach the
+    worker from a Secret (never from the ConfigMap); the workers may fetch dashboard pages from each other."""
+    toml, env = _configmaps()
+    [statefulset] = _docs(K8S / "statefulset.yaml")
+    container = statefulset["spec"]["template"]["spec"]["containers"][0]
+    from_secrets = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"]
+                    if "secretKeyRef" in e.get("valueFrom", {})}
+    secrets = {"STREAM_GUARD_MONITOR_SESSION_SECRET", "STREAM_GUARD_MONITOR_REVIEW_SALT"}
+    assert secrets <= from_secrets.keys() and secrets <= monitor_variable_names()
+    assert {from_secrets[name]["name"] for name in secrets} == {"stream-guard-monitor"}
+    assert not any(from_secrets[name].get("optional") for name in secrets)
+    assert not secrets & env.keys() and "session_secret" not in toml["monitor"]
+    monitor = load_monitor_settings(toml, {**env, **{name: "from-the-secret" for name in secrets}})
+    assert monitor.enabled and monitor.session_secret == "from-the-secret" and monitor.review_salt
+
+    [policy] = _docs(K8S / "networkpolicy.yaml")
+    sources = [peer for rule in policy["spec"]["ingress"] for peer in rule["from"]]
+    workers = statefulset["spec"]["template"]["metadata"]["labels"]
+    assert any(peer.get("podSelector", {}).get("matchLabels", {}).items() <= workers.items()
+               and "namespaceSelector" not in peer for peer in sources)
 
 
 @pytest.mark.parametrize("path", sorted([*DEPLOY.rglob("*.yaml"), *DEPLOY.rglob("*.yml"), REPO / "docker-compose.yml"]))

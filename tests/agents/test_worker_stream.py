@@ -225,7 +225,7 @@ def test_metrics_are_served_and_published_and_the_budget_alert_fires_once(guarde
     lag_topics = {s.labels["topic"] for s in families["stream_guard_consumer_lag"].samples}
     assert lag_topics == {names.topics.answers, names.settings().by_question_topic}
     # Build, process and Python; Kafka as Faust and aiokafka see it; the judge child's own process figures.
-    [build] = families["stream_guard_build"].samples
+    [build] = families["stream_guard_build_info"].samples
     assert build.labels["version"] and build.labels["faust_streaming"] == "0.15.3" and build.value == 1
     for name in ("process_cpu_seconds", "process_resident_memory_bytes", "python_info", "python_gc_objects_collected",
                  "stream_guard_judge_process_cpu_seconds", "stream_guard_kafka_rebalances",
