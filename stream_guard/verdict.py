@@ -2,8 +2,8 @@
 
 The wire shape is defined here, once, as msgspec Structs: the worker and `check` encode these objects as they
 are, and `python -m stream_guard.schemas` publishes their JSON Schema (schemas/verdict.v2.schema.json).
-msgspec rather than pydantic because a verdict is built per event: building and encoding one costs about
-13 µs against 55-70 µs with pydantic models (a RAGTruth verdict, ~6 KB; bench figures in the CHANGELOG).
+msgspec rather than pydantic because a verdict is built per event, and msgspec's Structs are plain slotted
+objects with a C encoder (no validation on construction); no comparison was benchmarked in this repository.
 
 Version 2 (from 1): `produced_at` is `produced_at_ms`; `model`, `produced_at_ms`, `label` and `metadata`
 are always present (null / {} when the event had none); `checks`, `healing` and `quality` are typed.
