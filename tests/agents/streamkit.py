@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 import jsonschema
 import orjson
+from prometheus_client.parser import text_string_to_metric_families
 
 from stream_guard.agents.clients import partition_key, read_all, start_producer
 from stream_guard.agents.embedded_broker import die_with_parent, free_port
@@ -122,6 +123,12 @@ class Worker:
 
     def metrics(self) -> str:
         return self.get("/metrics")[1].decode()
+
+    def series(self, sample: str, **labels: str) -> list[tuple[dict[str, str], float]]:
+        """The samples named `sample` (`..._total`, `..._sum`, a gauge's name) whose labels include `labels`,
+        read with prometheus_client's own parser (label order on the page is not ours to rely on)."""
+        return [(s.labels, s.value) for family in text_string_to_metric_families(self.metrics())
+                for s in family.samples if s.name == sample and labels.items() <= s.labels.items()]
 
     def stop(self, timeout: float = 60.0) -> int:
         """SIGTERM: Faust leaves the group, flushes the producer and closes RocksDB."""

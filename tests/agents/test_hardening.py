@@ -4,7 +4,6 @@ restart mid-stream loses no event."""
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from pathlib import Path
@@ -36,10 +35,8 @@ def tenants_on_partition(partition: int, partitions: int, count: int) -> list[st
     raise AssertionError("not enough tenants")  # pragma: no cover
 
 
-def metric(worker: Worker, name: str, labels: str = "") -> float:
-    pattern = rf"^{re.escape(name)}{re.escape(labels) if labels else ''}(?:\{{[^}}]*\}})? (\S+)$"
-    values = re.findall(pattern, worker.metrics(), flags=re.MULTILINE)
-    return sum(float(v) for v in values)
+def metric(worker: Worker, name: str, **labels: str) -> float:
+    return sum(value for _, value in worker.series(name, **labels))
 
 
 # --- poison events, forged headers and clocks, the web port: one worker, started on a waiting backlog --------
@@ -88,16 +85,15 @@ def test_a_poison_event_in_a_batch_costs_only_itself(backlog: Any) -> None:
     assert (dead["stage"], dead["field"], dead["reason"]) == (
         "decode", "metadata", "is nested more than 32 levels deep")
     time.sleep(1.5)  # a metrics interval
-    assert metric(worker, "stream_guard_tombstones_skipped_total", f'{{topic="{names.topics.answers}"}}') == 1
-    assert metric(worker, "stream_guard_dead_letters_total", '{stage="judge"}') == 0
+    assert metric(worker, "stream_guard_tombstones_skipped_total", topic=names.topics.answers) == 1
+    assert metric(worker, "stream_guard_dead_letters_total", stage="judge") == 0
 
 
 def test_forged_headers_and_implausible_clocks_do_not_reach_the_metrics(backlog: Any) -> None:
     names, worker, _ = backlog
-    text = worker.metrics()
-    partitions = set(re.findall(r'stream_guard_verdicts_total\{topic="([^"]+)",partition="(\d+)"', text))
+    partitions = {(labels["topic"], labels["partition"]) for labels, _ in worker.series("stream_guard_verdicts_total")}
     assert partitions == {(names.topics.answers, "1")}  # not made.up, not 9999
-    assert metric(worker, "stream_guard_clock_values_ignored_total", '{reason="before_2000"}') >= 2
+    assert metric(worker, "stream_guard_clock_values_ignored_total", reason="before_2000") >= 2
     # Every end-to-end sample is the Kafka timestamp's: seconds, not the 55 years since 1970.
     assert metric(worker, "stream_guard_end_to_end_seconds_sum") < 600
 
@@ -172,7 +168,7 @@ def test_an_event_over_budget_is_stopped_while_other_tenants_verdicts_keep_flowi
     assert red and red[0]["status"] == "stuck" and "past the" in red[0]["reason"]
     assert health[-1][0] == 200
     assert metric(worker, "stream_guard_judge_replaced_total") >= 1
-    assert metric(worker, "stream_guard_dead_letters_total", '{stage="timeout"}') == 2
+    assert metric(worker, "stream_guard_dead_letters_total", stage="timeout") == 2
 
 
 # --- a restart mid-stream loses nothing ------------------------------------------------------------------------
