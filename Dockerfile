@@ -3,8 +3,12 @@
 # stream-guard worker image: Python 3.11 slim, the package with its `nlp` (spaCy + model) and `stream`
 # (Faust, aiokafka, rocksdict) extras in a virtualenv, running as a non-root user.
 #
-#   docker build -t stream-guard:0.1.0 .
-#   docker run --rm -e STREAM_GUARD_BROKER=kafka:9092 -p 127.0.0.1:6066:6066 -v sg-data:/var/lib/stream-guard stream-guard:0.1.0
+#   docker build -t stream-guard:0.2.0 .
+#   docker run --rm -e STREAM_GUARD_BROKER=kafka:9092 -p 127.0.0.1:6066:6066 -v sg-data:/var/lib/stream-guard stream-guard:0.2.0
+#
+# The worker needs a broker: without STREAM_GUARD_BROKER (or --broker) the container exits 2 with the reason,
+# rather than run healthy on a private in-memory broker consuming nothing. Logs are JSON lines
+# (STREAM_GUARD_LOG_FORMAT=json below; set it to text for people).
 #
 # Written on a machine without a Docker engine: never built there (see deploy/OPERATIONS.md).
 
@@ -65,7 +69,8 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     STREAM_GUARD_DATA_DIR=/var/lib/stream-guard \
     STREAM_GUARD_WEB_HOST=0.0.0.0 \
-    STREAM_GUARD_WEB_PORT=6066
+    STREAM_GUARD_WEB_PORT=6066 \
+    STREAM_GUARD_LOG_FORMAT=json
 
 WORKDIR /home/streamguard
 # Numeric, so Kubernetes' runAsNonRoot can verify it.

@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: up test test-soak bench install browser clean
+.PHONY: up test test-soak bench install browser clean schemas deploy-rules
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,14 @@ bench: $(STAMP)
 	$(BIN)/python bench/detection_quality.py --ner regex
 	$(BIN)/python bench/detection_quality.py --ner spacy
 	$(BIN)/python bench/stream_throughput.py --events 3000 --rounds 3 --paced-seconds 20
+
+# The published JSON Schemas (schemas/) and the PrometheusRule (deploy/k8s/prometheusrule.yaml) are generated;
+# the tests fail when the committed files differ from what these write.
+schemas: $(STAMP)
+	$(BIN)/python -m stream_guard.schemas
+
+deploy-rules: $(STAMP)
+	$(BIN)/python deploy/render_prometheusrule.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -4,7 +4,7 @@ Flow, per worker (one agent reads both input topics):
 
   rag.answers ─┬─ keyed by its question hash, on the partition that hash maps to ─┐
                │                                                                  ├─judge─► guard.verdicts
-               └─ anything else: validate, re-key ─► <app>-answers-by-question ───┘   │  ► guard.alerts
+               └─ anything else: validate, re-key ─► <app>-answers-repartition ───┘   │  ► guard.alerts
                        │ (bad payload)           drift-history table (RocksDB + changelog) │  ► guard.dlq
                        ▼                         alerts-sent table  (dedupe by alert_id)   │
                    guard.dlq                     metrics timer ──► guard.metrics, /metrics
@@ -23,12 +23,17 @@ stops fetching and waits for every message the service holds to be acknowledged:
 and what was never taken stays uncommitted, for the next worker. A crash re-delivers; verdicts carry
 event_id and alerts a deterministic alert_id so consumers de-duplicate, and the alerts-sent table keeps a
 replayed event from paging twice.
+
+Headers: verdicts and alerts carry content type, schema, event id and the input's W3C trace context
+(stream_guard/headers.py); the re-keyed copy carries every header of the original, so the trace survives the
+hop; dead letters are the original record with `sg-dlt-*` error headers (stream_guard/deadletter.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 import os
@@ -40,32 +45,46 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 import faust
 import faust.streams
-import orjson
+from aiokafka.errors import MessageSizeTooLargeError
 
 from stream_guard.agents.acks import InOrderAcks
 from stream_guard.agents.batching import greedy_batches
 from stream_guard.agents.judge import Judge
+from stream_guard.agents.metrics import CONTENT_TYPE, Gauges, WorkerMetrics
 from stream_guard.agents.security import credentials
-from stream_guard.agents.topics import key_partition
+from stream_guard.agents.topics import key_partition, producer_max_request_size
 from stream_guard.agents.transport import GuardApp
-from stream_guard.alerts import Alert, LatencyBudgetMonitor, already_sent, expired, sent_record
-from stream_guard.deadletter import Source, dead_letter, encode
+from stream_guard.alerts import ALERT_VERSION, Alert, LatencyBudgetMonitor, already_sent, expired, sent_record
+from stream_guard.deadletter import (
+    DeadLetterHeaders,
+    Header,
+    Source,
+    dead_letter_headers,
+    error_headers,
+    record_size,
+    without_value,
+)
 from stream_guard.events import EventError, Limits, decode_event
+from stream_guard.headers import output_headers, trace_context
 from stream_guard.judging import MISROUTED, Judged, JudgedBatch
-from stream_guard.latency import LatencyRegistry, e2e_origin, render_prometheus
+from stream_guard.latency import LatencyRegistry, e2e_origin
 from stream_guard.monitoring.settings import MonitorSettings
+from stream_guard.pipeline import qualified_name
 from stream_guard.settings import StreamSettings
 from stream_guard.text import looks_like_question_hash, question_hash
+from stream_guard.verdict import VERDICT_VERSION
 
 if TYPE_CHECKING:
     from stream_guard.agents.monitor import Monitor
 
 log = logging.getLogger(__name__)
 
-PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # Headers the intake puts on the re-keyed copy: where the original message was, for dead letters and for
-# end-to-end latency when the event has no produced_at.
+# end-to-end latency when the event has no produced_at, and the original's key (absent when it had none),
+# for its dead letter. The copy also carries every header of the original except these.
+SRC_PREFIX = "sg-src-"
 H_TOPIC, H_PARTITION, H_OFFSET, H_TIMESTAMP = "sg-src-topic", "sg-src-partition", "sg-src-offset", "sg-src-ts"
+H_KEY = "sg-src-key"
 
 
 def raw_schema() -> faust.Schema:
@@ -93,10 +112,16 @@ def acting_for(event: faust.EventT) -> Iterator[None]:
         faust.streams._current_event.reset(token)
 
 
-def _headers(message: Any) -> dict[str, bytes]:
+def header_list(message: Any) -> list[Header]:
+    """A message's headers as (name, bytes) pairs, in order, duplicates kept."""
     raw = getattr(message, "headers", None) or ()
     items = raw.items() if isinstance(raw, Mapping) else raw
-    return {str(k): (v if isinstance(v, bytes) else str(v).encode()) for k, v in items}
+    return [(str(k), v if isinstance(v, bytes) else b"" if v is None else str(v).encode()) for k, v in items]
+
+
+def _headers(message: Any) -> dict[str, bytes]:
+    """By name; the last of each name wins, as the re-keyed copy's own headers come after the original's."""
+    return dict(header_list(message))
 
 
 def _int_header(headers: Mapping[str, bytes], name: str) -> int | None:
@@ -174,8 +199,9 @@ def faust_options(settings: StreamSettings) -> dict[str, Any]:
         "broker_request_timeout": max(40.0, settings.session_timeout_s + 10),
         "broker_rebalance_timeout": max(20.0, settings.session_timeout_s * 2),
         "consumer_auto_offset_reset": "earliest",
-        "consumer_max_fetch_size": settings.max_message_bytes,
-        "producer_max_request_size": settings.max_message_bytes,
+        # A re-keyed copy is its original plus our headers: the fetch and the producer take the headroom too.
+        "consumer_max_fetch_size": producer_max_request_size(settings),
+        "producer_max_request_size": producer_max_request_size(settings),
         "producer_acks": -1,
         "producer_linger": settings.producer_linger_ms / 1000.0,
         # Faust sleeps this long after every rebalance before recovering tables and resuming (default 3 s),
@@ -208,9 +234,9 @@ class GuardService:
     monitoring: MonitorSettings = field(default_factory=MonitorSettings)
     app: faust.App = field(init=False)
     registry: LatencyRegistry = field(init=False)
+    metrics: WorkerMetrics = field(init=False)
     budget: LatencyBudgetMonitor = field(init=False)
     positions: dict[tuple[str, int], int] = field(default_factory=dict)
-    started_ms: int = field(default_factory=now_ms)
     # State a batch in flight has decided but not yet written to the tables (see _judge).
     _history_overlay: dict[str, bytes] = field(default_factory=dict)
     _alerts_overlay: set[str] = field(default_factory=set)
@@ -224,6 +250,12 @@ class GuardService:
         self.budget = LatencyBudgetMonitor(s.latency_budget_ms, min_samples=s.latency_min_samples)
         self.limits: Limits = self.judge.config.limits
         self.app = app = GuardApp(s.app_id, fetch_max_wait_ms=s.fetch_max_wait_ms, **faust_options(s))
+        self.metrics = WorkerMetrics(self.registry, judge_pid=lambda: self.judge.pid, gauges=Gauges(
+            latency_budget_s=s.latency_budget_ms / 1000.0, event_budget_s=self.judge.config.event_budget_ms / 1000.0,
+            unacknowledged=self._order.pending, judge_replaced=lambda: self.judge.replaced,
+            refused_acks=lambda: int(getattr(app.consumer, "refused_acks", 0))))
+        app.monitor = self.metrics.monitor()
+        app.commit_observer = self._on_commit
         app.guarded_topics = frozenset({s.topics.answers, s.by_question_topic})
         app.on_partitions_revoked.connect(self._on_revoked)
         # Both inputs in one stream, so that one batch of the judge takes from either.
@@ -247,29 +279,74 @@ class GuardService:
                               ("/readyz", self._ready_page)):
             app.page(path, name=path.strip("/"))(_page(handler))
 
+    def _on_commit(self, seconds: float, ok: bool) -> None:
+        self.metrics.commit_seconds.observe(seconds)
+        if not ok:
+            self.metrics.commit_failures.inc()
+
     # --- sending -----------------------------------------------------------------------------------------
 
-    async def _send(self, topic: str, key: bytes | None, value: bytes, headers: Mapping[str, bytes] | None = None,
+    async def _send(self, topic: str, key: bytes | None, value: bytes | None,
+                    headers: Sequence[Header] | Mapping[str, bytes] | None = None,
                     partition: int | None = None) -> asyncio.Future[Any]:
         """Queue one message; the returned future resolves when the broker has acknowledged it.
 
         Straight to Faust's producer, not through `Topic.send`: the values are bytes already, and the topic
-        layer's per-message channel, schema and callback work was a tenth of the worker's CPU (profiled)."""
-        return await self.app.producer.send(topic, key, value, partition, None, dict(headers) if headers else None)
+        layer's per-message channel, schema and callback work was a tenth of the worker's CPU (profiled). So
+        Faust's sensors never see these sends: a send that fails is counted here."""
+        items = list(headers.items()) if isinstance(headers, Mapping) else list(headers or ())
+        future: asyncio.Future[Any] = await self.app.producer.send(topic, key, value, partition, None, items or None)
+        future.add_done_callback(functools.partial(self._count_send_error, topic))
+        return future
+
+    def _count_send_error(self, topic: str, future: asyncio.Future[Any]) -> None:
+        if not future.cancelled() and future.exception() is not None:
+            self.metrics.send_errors.labels(topic).inc()
 
     async def _dead_letter(
         self, message: Any, *, field_: str, reason: str, stage: str, source: Source | None = None,
-        event_id: str | None = None, cost_ms: float | None = None,
+        event_id: str | None = None, cost_ms: float | None = None, exception_class: str | None = None,
     ) -> asyncio.Future[Any]:
-        self.registry.dead_letters[stage] += 1
-        record = dead_letter(
-            message.value if isinstance(message.value, bytes) else None,
-            error_field=field_, reason=reason, source=source or self.source_of(message), stage=stage,
-            failed_at_ms=now_ms(), worker=self.worker, event_id=event_id,
-            max_payload_bytes=self.settings.dlq_max_payload_bytes, cost_ms=cost_ms,
-        )
-        return await self._send(self.settings.topics.dlq, message.key if isinstance(message.key, bytes) else None,
-                                encode(record))
+        """Send `message` as it was read (for a re-keyed copy: the original as the producer wrote it) to the
+        dead-letter topic, with why in `sg-dlt-*` headers (stream_guard/deadletter.py)."""
+        self.metrics.dead_letters.labels(stage).inc()
+        key, value, headers = self.original_record(message)
+        error = error_headers(stage=stage, error_field=field_, reason=reason, source=source or self.source_of(message),
+                              failed_at_ms=now_ms(), worker=self.worker, event_id=event_id,
+                              exception_class=exception_class, cost_ms=cost_ms)
+        if record_size(key, value, dead_letter_headers(headers, error)) > producer_max_request_size(self.settings):
+            return await self._dead_letter_without_value(key, value, headers, error)
+        future = await self._send(self.settings.topics.dlq, key, value, dead_letter_headers(headers, error))
+        return asyncio.ensure_future(self._or_without_value(future, key, value, headers, error))
+
+    async def _or_without_value(self, sent: asyncio.Future[Any], key: bytes | None, value: bytes | None,
+                                headers: list[Header], error: DeadLetterHeaders) -> Any:
+        """The broker refused the dead letter as too large (a dead-letter topic with a smaller limit than the
+        input's): send it again without its value, rather than stop the worker over it."""
+        try:
+            return await sent
+        except MessageSizeTooLargeError:
+            log.warning("the dead-letter topic refused a %d-byte dead letter of %s[%s]@%s as too large: sending it "
+                        "without its value", len(value or b""), error.original_topic, error.original_partition,
+                        error.original_offset)
+            return await (await self._dead_letter_without_value(key, value, headers, error))
+
+    async def _dead_letter_without_value(self, key: bytes | None, value: bytes | None, headers: list[Header],
+                                         error: DeadLetterHeaders) -> asyncio.Future[Any]:
+        self.metrics.dead_letter_values_omitted.inc()
+        return await self._send(self.settings.topics.dlq, key, None if value is None else b"",
+                                dead_letter_headers(headers, without_value(value, error)))
+
+    def original_record(self, message: Any) -> tuple[bytes | None, bytes | None, list[Header]]:
+        """Key, value and headers as the producer wrote them. A re-keyed copy carries the original's headers
+        and its key (`sg-src-key`, absent when it had none) beside our `sg-src-*` ones."""
+        value = message.value if isinstance(message.value, bytes) else None
+        key = message.key if isinstance(message.key, bytes) else None
+        headers = header_list(message)
+        if message.topic == self.settings.by_question_topic:
+            key = next((v for n, v in headers if n == H_KEY), None)
+            headers = [(n, v) for n, v in headers if not n.startswith(SRC_PREFIX)]
+        return key, value, headers
 
     def source_of(self, message: Any) -> Source:
         """Where an event was first read: on the internal re-keyed topic, the position our intake wrote in its
@@ -332,15 +409,19 @@ class GuardService:
         return here, claims, rekey
 
     async def _rekey(self, message: Any) -> asyncio.Future[Any]:
-        """Validate an input event and send it on to the re-keyed topic, or dead-letter it."""
+        """Validate an input event and send it on to the re-keyed topic, or dead-letter it. The copy keeps the
+        original's headers (a trace context must survive the hop), minus any `sg-src-*` a producer wrote."""
         try:
             raw = message.value if isinstance(message.value, bytes) else b""
             answer = decode_event(raw, self.limits)
             key = question_hash(answer.tenant, answer.question).encode()
-            headers = {
-                H_TOPIC: message.topic.encode(), H_PARTITION: str(message.partition).encode(),
-                H_OFFSET: str(message.offset).encode(), H_TIMESTAMP: str(_timestamp_ms(message) or "").encode(),
-            }
+            headers = [(n, v) for n, v in header_list(message) if not n.startswith(SRC_PREFIX)]
+            headers += [
+                (H_TOPIC, message.topic.encode()), (H_PARTITION, str(message.partition).encode()),
+                (H_OFFSET, str(message.offset).encode()), (H_TIMESTAMP, str(_timestamp_ms(message) or "").encode()),
+            ]
+            if isinstance(message.key, bytes):
+                headers.append((H_KEY, message.key))
             partitions = self.app.consumer.topic_partitions(self.settings.by_question_topic)
             return await self._send(self.settings.by_question_topic, key, raw, headers,
                                     key_partition(key, partitions) if partitions else None)
@@ -349,7 +430,7 @@ class GuardService:
         except Exception as exc:  # a bug must cost one event, never the worker
             log.exception("intake failed on %s[%s]@%s", message.topic, message.partition, message.offset)
             return await self._dead_letter(message, field_="$", reason=f"{type(exc).__name__}: {exc}",
-                                           stage="intake")
+                                           stage="intake", exception_class=qualified_name(type(exc)))
 
     # --- judge: the core, the tables, the verdicts -------------------------------------------------------------
 
@@ -377,7 +458,7 @@ class GuardService:
                 tombstones = [e for e in events if e.message.value is None]
                 if tombstones:  # a deletion marker, not an event: nothing to judge, nothing to dead-letter
                     for event in tombstones:
-                        self.registry.tombstones[event.message.topic] += 1
+                        self.metrics.tombstones.labels(event.message.topic).inc()
                     await decided.put(_Batch(tombstones, []))
                     events = [e for e in events if e.message.value is not None]
                 here, claims, rekey = self._route(events)
@@ -468,10 +549,13 @@ class GuardService:
             if not item.ok:
                 batch.pending.append(await self._dead_letter(
                     event.message, field_=item.error_field or "$", reason=item.error_reason or "unknown",
-                    stage=item.error_stage or "judge", event_id=item.event_id, cost_ms=item.cost_ms))
+                    stage=item.error_stage or "judge", event_id=item.event_id, cost_ms=item.cost_ms,
+                    exception_class=item.error_exception))
                 continue
-            batch.pending.append(await self._send(self.settings.topics.verdicts, (item.question_hash or "").encode(),
-                                                  item.verdict or b""))
+            trace = trace_context(header_list(event.message))
+            batch.pending.append(await self._send(
+                self.settings.topics.verdicts, (item.question_hash or "").encode(), item.verdict or b"",
+                output_headers("verdict", VERDICT_VERSION, item.event_id, trace)))
             if self.monitor is not None:
                 batch.pending.extend(await self.monitor.on_verdict(item, event.message))
             for alert in item.alerts:
@@ -482,12 +566,12 @@ class GuardService:
                         seen = already_sent(self.alerts_sent.get(alert.alert_id.encode()), at,
                                             self.settings.alert_dedupe_ttl_s * 1000)
                 if seen:
-                    self.registry.alerts_suppressed[alert.kind] += 1
+                    self.metrics.alerts_suppressed.labels(alert.kind).inc()
                     continue
                 self._alerts_overlay.add(alert.alert_id)
                 batch.alerts.append((alert, event, at))
                 batch.pending.append(await self._send(self.settings.topics.alerts, alert.key.encode(),
-                                                      alert.to_json()))
+                                                      alert.to_json(), alert_headers(alert, trace)))
         batch.items = judged.items
         return batch
 
@@ -504,7 +588,7 @@ class GuardService:
             with acting_for(event):
                 self.alerts_sent[alert.alert_id.encode()] = sent_record(alert, at)
             self._alerts_overlay.discard(alert.alert_id)
-            self.registry.alerts[alert.kind] += 1
+            self.metrics.alerts.labels(alert.kind).inc()
         consumer: Any = self.app.consumer
         for event in self._order.done(batch.events):
             with consumer.releasing():
@@ -531,10 +615,12 @@ class GuardService:
             source = self.source_of(event.message)
             origin, ignored = e2e_origin(item.produced_at_ms, source.timestamp_ms, done_ms)
             for reason in ignored:
-                self.registry.clock_ignored[reason] += 1
+                self.metrics.clock_ignored.labels(reason).inc()
             e2e = done_ms - origin if origin is not None else None
             routing = item.routing if item.ok else "failed"
-            self.registry.observe(source.topic, source.partition, processing_ms, e2e, routing)
+            self.metrics.observe(source.topic, source.partition, processing_ms, e2e, routing)
+            if item.ok:
+                self.metrics.judged(item.hallucination_score, item.checks_flagged)
 
     def _advance(self, message: Any) -> None:
         self.positions[(message.topic, message.partition)] = message.offset + 1
@@ -564,7 +650,7 @@ class GuardService:
                 for key in keys:
                     db.delete(key)
                     table.send_changelog(partition, key, None)
-                self.registry.pruned["alerts-sent"] += len(keys)
+                self.metrics.pruned.labels("alerts-sent").inc(len(keys))
                 await asyncio.sleep(0)
 
     # --- metrics ----------------------------------------------------------------------------------------------
@@ -603,40 +689,27 @@ class GuardService:
         pending = []
         for summary in self.registry.summaries(worker=self.worker, at_ms=at,
                                                interval_s=self.settings.metrics_interval_s):
-            key = (summary["topic"], summary["partition"])
-            if key not in owned and not summary["interval"]["processing_ms"].get("count"):
+            key = (summary.topic, summary.partition)
+            if key not in owned and not summary.interval.processing_ms.count:
                 continue  # a partition that moved to another worker: that worker reports it now
             pending.append(await self._send(self.settings.topics.metrics, f"{key[0]}:{key[1]}".encode(),
-                                            orjson.dumps(summary)))
-            recent = summary["recent"]["end_to_end_ms"]
-            alert = self.budget.check(key[0], key[1], recent.get("p99"), recent.get("count", 0), at, self.worker)
+                                            summary.to_json(), output_headers("metrics-summary", summary.version)))
+            recent = summary.recent.end_to_end_ms
+            alert = self.budget.check(key[0], key[1], recent.p99, recent.count, at, self.worker)
             if alert is not None:
-                self.registry.alerts[alert.kind] += 1
-                pending.append(await self._send(self.settings.topics.alerts, alert.key.encode(), alert.to_json()))
+                self.metrics.alerts.labels(alert.kind).inc()
+                pending.append(await self._send(self.settings.topics.alerts, alert.key.encode(), alert.to_json(),
+                                                alert_headers(alert)))
         self.budget.forget(owned)  # a breach on a partition that moved away is the new owner's to report
         self.registry.rotate()
         await asyncio.gather(*pending)
 
-    def metrics_text(self) -> str:
-        consumer: Any = self.app.consumer
-        text = render_prometheus(
-            self.registry, budget_ms=self.settings.latency_budget_ms,
-            extra_gauges={"stream_guard_uptime_seconds": (now_ms() - self.started_ms) / 1000.0,
-                          "stream_guard_event_budget_seconds": self.judge.config.event_budget_ms / 1000.0,
-                          "stream_guard_unacknowledged_inputs": float(self._order.pending())},
-            extra_counters={
-                "stream_guard_judge_replaced_total": (
-                    "Judge processes replaced (killed past a wall-clock limit, or found dead).",
-                    float(self.judge.replaced)),
-                "stream_guard_skipped_acks_refused_total": (
-                    "Acknowledgements Faust made for input messages it skipped, refused (see agents/transport.py).",
-                    float(getattr(consumer, "refused_acks", 0))),
-            },
-        )
-        return text + self.monitor.metrics_text() if self.monitor is not None else text
+    def metrics_text(self) -> bytes:
+        text = self.metrics.text()
+        return text + self.monitor.metrics_text().encode() if self.monitor is not None else text
 
     async def _metrics_page(self, web: Any, request: Any) -> Any:
-        return web.bytes(self.metrics_text().encode(), headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
+        return web.bytes(self.metrics_text(), headers={"Content-Type": CONTENT_TYPE})
 
     def _judge_status(self) -> dict[str, Any]:
         busy = self.judge.busy
@@ -661,6 +734,10 @@ class GuardService:
         if stuck:
             body["reason"] = stuck
         return web.json(body, status=200 if ready else 503)
+
+
+def alert_headers(alert: Alert, trace: Sequence[Header] = ()) -> list[Header]:
+    return output_headers("alert", ALERT_VERSION, alert.event_id, trace)
 
 
 def _page(handler: Any) -> Any:

@@ -1,13 +1,17 @@
-"""The streaming commands of `stream-guard`: worker, up, produce, tail. `stream_guard.cli` dispatches here.
+"""The streaming commands of `stream-guard`: worker, up, produce, tail, replay-dlq. `stream_guard.cli`
+dispatches here.
 
-    stream-guard worker  [--broker HOST:PORT] [--data-dir DIR] [--web-port N|--without-web]
-                         [--config FILE.toml] [--ner spacy|regex]
-    stream-guard up      [--once] [--broker HOST:PORT] [--events FILE.jsonl] [--interval S] ...
-    stream-guard produce PATH [--topic T] [--broker HOST:PORT]
-    stream-guard tail    verdicts|alerts|dlq|metrics|review|labels [--broker HOST:PORT] [--from-beginning]
-                         [--max N] [--to-end]
+    stream-guard worker     [--broker HOST:PORT | --embedded] [--data-dir DIR] [--web-port N|--without-web]
+                            [--config FILE.toml] [--ner spacy|regex] [--log-format text|json]
+    stream-guard up         [--once] [--broker HOST:PORT] [--events FILE.jsonl] [--interval S] ...
+    stream-guard produce    PATH [--topic T] [--broker HOST:PORT]
+    stream-guard tail       verdicts|alerts|dlq|metrics|review|labels [--broker HOST:PORT] [--from-beginning]
+                            [--max N] [--to-end]
+    stream-guard replay-dlq [--broker HOST:PORT] [--stage S] [--field F] [--from ...] [--dry-run] (agents/dlq.py)
 
-A broker comes from --broker, else STREAM_GUARD_BROKER, else (worker and up only) the embedded one.
+A broker comes from --broker, else STREAM_GUARD_BROKER. Without one, `worker` refuses to start (a worker
+that quietly ran on a private in-memory broker would look healthy while consuming nothing) unless asked
+for that broker with --embedded; `up` starts the embedded broker itself.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import os
 import shutil
 import signal
@@ -36,13 +41,16 @@ from stream_guard.agents.security import client_options
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
 from stream_guard.agents.topics import ensure_topics
 from stream_guard.config import build_config
+from stream_guard.deadletter import view as dead_letter_view
 from stream_guard.display import line_for
 from stream_guard.events import EventError
 from stream_guard.labels import decode_label
+from stream_guard.logs import use_json_logs
 from stream_guard.monitoring.settings import load_monitor_settings
 from stream_guard.settings import StreamSettings, load_settings
 
 STREAMS = ("verdicts", "alerts", "dlq", "metrics", "review", "labels")
+log = logging.getLogger("stream_guard.agents.cli")
 
 
 def _say(*parts: object) -> None:
@@ -72,6 +80,8 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> StreamSettings:
         flags["web_port"] = args.web_port
     if getattr(args, "without_web", False):
         flags["web_enabled"] = False
+    if getattr(args, "log_format", None):
+        flags["log_format"] = args.log_format
     return load_settings(_toml(getattr(args, "config", None)), os.environ, {**flags, **overrides})
 
 
@@ -95,7 +105,12 @@ def _worker_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", help="threshold preset (general, strict, noisy)")
     parser.add_argument("--app-id", help="consumer group and state prefix (default stream-guard)")
     parser.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
+    parser.add_argument("--log-format", choices=("text", "json"),
+                        help="json: every log line (ours, Faust's, aiokafka's) one JSON object (default: "
+                             "$STREAM_GUARD_LOG_FORMAT, else text)")
     parser.add_argument("--name", help="worker name in metrics and dead letters (default host-pid)")
+    parser.add_argument("--embedded", action="store_true",
+                        help="development only: start a private in-memory broker instead of connecting to one")
 
 
 # --- worker -------------------------------------------------------------------------------------------------
@@ -112,26 +127,37 @@ def cmd_worker(argv: Sequence[str]) -> int:
     except (OSError, ValueError) as exc:
         _err(f"bad configuration: {exc}")
         return 2
+    if settings.broker and args.embedded:
+        _err(f"--embedded starts a private broker, but a broker is configured ({settings.broker}): choose one")
+        return 2
+    if not settings.broker and not args.embedded:
+        _err("no broker configured: pass --broker HOST:PORT or set STREAM_GUARD_BROKER "
+             "(for a private in-memory broker, for development only, pass --embedded; `stream-guard up` runs one)")
+        return 2
+    json_logs = settings.log_format == "json"
+    if json_logs:
+        use_json_logs(logging.getLevelName(args.loglevel.upper()))
     from stream_guard.agents.worker import run_worker  # imports Faust: only when a worker is wanted
 
-    if settings.broker:
-        return run_worker(settings, config, loglevel=args.loglevel, worker=args.name, monitoring=monitoring)
-    # No broker: the embedded one, in memory, so the state directory must start empty too (RocksDB state
-    # and its remembered changelog offsets would not match a broker that just started with nothing: Faust
-    # would stop with ConsistencyError on every start).
+    run = {"loglevel": args.loglevel, "worker": args.name, "monitoring": monitoring}
+    if not args.embedded:
+        return run_worker(settings, config, **run)
+    # The embedded broker, in memory, so the state directory must start empty too (RocksDB state and its
+    # remembered changelog offsets would not match a broker that just started with nothing: Faust would stop
+    # with ConsistencyError on every start).
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="stream-guard-")
     stale = Path(data_dir) / "v1" / "tables"
+    say = log.warning if json_logs else _say
     if args.data_dir and stale.exists():
-        _say(f"clearing {stale}: table state of an earlier run, whose embedded broker (in memory) is gone")
+        say(f"clearing {stale}: table state of an earlier run, whose embedded broker (in memory) is gone")
         shutil.rmtree(stale)
     if "STREAM_GUARD_SESSION_TIMEOUT_S" not in os.environ:  # alone on a private broker: join fast
         settings = settings.with_overrides(session_timeout_s=6.0, heartbeat_interval_s=1.5)
     with EmbeddedBroker() as broker:
-        _say(f"embedded broker at {broker.bootstrap} (memory only; gone when this worker stops)")
-        _say(f"state in {data_dir}")
+        say(f"embedded broker at {broker.bootstrap} (memory only, for development: gone when this worker stops)")
+        say(f"state in {data_dir}")
         try:
-            return run_worker(settings.with_overrides(broker=broker.bootstrap, data_dir=data_dir), config,
-                              loglevel=args.loglevel, worker=args.name, monitoring=monitoring)
+            return run_worker(settings.with_overrides(broker=broker.bootstrap, data_dir=data_dir), config, **run)
         finally:
             if not args.data_dir:
                 shutil.rmtree(data_dir, ignore_errors=True)
@@ -224,6 +250,14 @@ async def _until_end(reader: Reader) -> AsyncIterator[Any]:
             yield record
 
 
+def record_view(kind: str, record: Any) -> Any:
+    """What `tail` and `up` show of a record: its JSON value; for a dead letter, its error headers with the
+    original key, value and headers (stream_guard.deadletter.view)."""
+    if kind == "dlq":
+        return dead_letter_view(record.key, record.value, [(n, v or b"") for n, v in record.headers or ()])
+    return orjson.loads(record.value)
+
+
 async def _tail(broker: str, topic: str, kind: str, from_beginning: bool, limit: int | None, pretty: bool,
                 options: Mapping[str, Any] | None = None, to_end: bool = False) -> int:
     reader = await Reader(broker, [topic], from_beginning=from_beginning, options=options).start()
@@ -236,7 +270,7 @@ async def _tail(broker: str, topic: str, kind: str, from_beginning: bool, limit:
                 except EventError:
                     continue
             try:
-                value = orjson.loads(record.value)
+                value = record_view(kind, record)
                 text = line_for(kind, value) if pretty else orjson.dumps(value).decode()
             except (orjson.JSONDecodeError, ValueError, TypeError, AttributeError):
                 text = (record.value or b"").decode("utf-8", "replace")
@@ -355,7 +389,7 @@ async def _show(settings: StreamSettings, lines: list[bytes], args: argparse.Nam
                 kind = names.get(record.topic, "verdicts")
                 counts[kind] += 1
                 with contextlib.suppress(orjson.JSONDecodeError, ValueError, TypeError, AttributeError):
-                    _say(line_for(kind, orjson.loads(record.value)))
+                    _say(line_for(kind, record_view(kind, record)))
         else:
             _err(f"the worker exited with code {proc.returncode}; see its log")
             return 1
@@ -424,7 +458,14 @@ def cmd_up(argv: Sequence[str]) -> int:
     return 0  # pragma: no cover
 
 
-COMMANDS = {"worker": cmd_worker, "up": cmd_up, "produce": cmd_produce, "tail": cmd_tail}
+def cmd_replay_dlq(argv: Sequence[str]) -> int:
+    from stream_guard.agents.dlq import cmd_replay_dlq as replay
+
+    return replay(argv)
+
+
+COMMANDS = {"worker": cmd_worker, "up": cmd_up, "produce": cmd_produce, "tail": cmd_tail,
+            "replay-dlq": cmd_replay_dlq}
 
 
 def run(command: str, argv: list[str]) -> int:

@@ -30,6 +30,7 @@ import logging
 import multiprocessing
 import os
 import pickle
+import sys
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -42,6 +43,7 @@ from stream_guard.budget import CpuBudget
 from stream_guard.config import DetectorConfig
 from stream_guard.events import parse_event
 from stream_guard.judging import JudgedBatch, failed_batch, judge_payloads
+from stream_guard.logs import use_json_logs
 from stream_guard.pipeline import Guard
 
 log = logging.getLogger(__name__)
@@ -95,9 +97,17 @@ def _ner_backend(guard: Guard) -> str:
 Setup = Callable[[Guard], None]
 
 
-def _child_main(conn: Connection, config: DetectorConfig, setup: Setup | None = None) -> None:
+def _child_main(conn: Connection, config: DetectorConfig, setup: Setup | None = None,
+                log_format: str = "text") -> None:
     """The judge process: build the Guard, say ready, then answer one pickled batch at a time."""
     die_with_parent()  # a SIGKILLed worker must not leave its judge behind
+    # A spawned process starts with no logging set up: its warnings (an event over budget) would go out
+    # bare, on stderr. Warnings and worse, in the worker's format, on its stream.
+    if log_format == "json":
+        use_json_logs(logging.WARNING)
+    else:
+        logging.basicConfig(level=logging.WARNING, stream=sys.stdout,
+                            format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s")
     guard = Guard(config)
     warm_up(guard)
     if setup is not None:
@@ -126,13 +136,13 @@ class _JudgeProcess:
     would be killed when that thread is retired.
     """
 
-    def __init__(self, config: DetectorConfig, setup: Setup | None = None) -> None:
+    def __init__(self, config: DetectorConfig, setup: Setup | None = None, log_format: str = "text") -> None:
         # spawn, not fork: the worker runs threads (Faust's consumer), and a forked child of a threaded
         # process can inherit a lock held by one of them.
         ctx = multiprocessing.get_context("spawn")
         self._conn, theirs = ctx.Pipe(duplex=True)
-        self._proc = ctx.Process(target=_child_main, args=(theirs, config, setup), name="stream-guard-judge",
-                                 daemon=True)
+        self._proc = ctx.Process(target=_child_main, args=(theirs, config, setup, log_format),
+                                 name="stream-guard-judge", daemon=True)
         self._proc.start()
         theirs.close()
         self.ner_backend = "?"
@@ -217,14 +227,21 @@ class Busy:
 
 
 class Judge:
-    def __init__(self, config: DetectorConfig, *, setup: Setup | None = None) -> None:
+    def __init__(self, config: DetectorConfig, *, setup: Setup | None = None, log_format: str = "text") -> None:
         self.config = config
         self.budget = CpuBudget(config.event_budget_ms)
         self._setup = setup
+        self._log_format = log_format
         self.busy: Busy | None = None
         self.replaced = 0  # judge processes killed for running past a wall-clock limit, or found dead
-        self._process: _JudgeProcess | None = _JudgeProcess(config, setup).wait_ready()  # load the model now
+        self._process: _JudgeProcess | None = _JudgeProcess(config, setup, log_format).wait_ready()  # load it now
         self.ner_backend = self._process.ner_backend
+
+    @property
+    def pid(self) -> int | None:
+        """The judge process's id (for its CPU and memory metrics); None while it is being replaced."""
+        process = self._process
+        return process._proc.pid if process is not None else None
 
     def stuck(self, now: float | None = None) -> str | None:
         """Why the judge is not keeping up now, or None: it has been on one batch for longer than the batch's
@@ -284,7 +301,7 @@ class Judge:
             self._discard_process()
         if self._process is None:
             self.replaced += 1
-            process = _JudgeProcess(self.config, self._setup)
+            process = _JudgeProcess(self.config, self._setup, self._log_format)
             # Waited for from a thread: loading the model takes seconds, and the loop has acks to wait for.
             self._process = await asyncio.get_running_loop().run_in_executor(None, process.wait_ready)
         return self._process

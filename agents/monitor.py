@@ -37,10 +37,11 @@ import orjson
 from faust.types import TP
 from faust.web import View
 
-from stream_guard.agents.app import acting_for, raw_schema, rocksdb_options
+from stream_guard.agents.app import acting_for, alert_headers, raw_schema, rocksdb_options
 from stream_guard.agents.batching import greedy_batches
-from stream_guard.agents.topics import key_partition
+from stream_guard.agents.topics import internal_topic_configs, key_partition
 from stream_guard.events import EventError, decode_event
+from stream_guard.headers import output_headers
 from stream_guard.judging import Judged
 from stream_guard.labels import decode_label
 from stream_guard.latency import e2e_origin
@@ -53,7 +54,7 @@ from stream_guard.monitoring.ledger import (DAYS, SEEN, STATE, Changes, Sample, 
 from stream_guard.monitoring.metrics import Snapshot, TenantMetrics
 from stream_guard.monitoring.observation import observe
 from stream_guard.monitoring.progress import SourceProgress, horizon, merge
-from stream_guard.monitoring.review import join, label_record, review_item
+from stream_guard.monitoring.review import REVIEW_VERSION, join, label_record, review_item
 from stream_guard.monitoring.rules import rate_windows
 from stream_guard.monitoring.sampling import CandidateFilter, sample_score
 from stream_guard.monitoring.settings import MonitorSettings
@@ -103,6 +104,15 @@ class _PartitionStore:
         return db.get(key) if db is not None else None
 
 
+def review_headers(record: bytes) -> list[tuple[str, bytes]]:
+    """A review record's headers: what it is and which event it samples (records are weekly: parsing is cheap)."""
+    try:
+        event_id = orjson.loads(record).get("event_id")
+    except (orjson.JSONDecodeError, AttributeError):
+        event_id = None
+    return output_headers("review", REVIEW_VERSION, event_id if isinstance(event_id, str) else None)
+
+
 @dataclass
 class Monitor:
     service: "GuardService"
@@ -115,10 +125,12 @@ class Monitor:
         self.partitions = s.partitions
         self.by_tenant_topic = f"{s.app_id}-monitor-by-tenant"
         self.by_event_topic = f"{s.app_id}-labels-by-event"
-        # Internal topics: Faust creates them (with these partition counts) before its consumer subscribes;
-        # each is co-partitioned with the tables its agent keeps.
-        self.by_tenant = app.topic(self.by_tenant_topic, internal=True, partitions=s.partitions, schema=raw_schema())
-        self.by_event = app.topic(self.by_event_topic, internal=True, partitions=s.partitions, schema=raw_schema())
+        # Internal topics: Faust creates them (with these partition counts and the re-keyed topic's retention)
+        # before its consumer subscribes; each is co-partitioned with the tables its agent keeps.
+        internal = {"internal": True, "partitions": s.partitions,
+                    "config": internal_topic_configs(s.repartition_retention_ms)}
+        self.by_tenant = app.topic(self.by_tenant_topic, schema=raw_schema(), **internal)
+        self.by_event = app.topic(self.by_event_topic, schema=raw_schema(), **internal)
         self.labels_in = app.topic(s.topics.labels, schema=raw_schema())
         self.tables = {name: app.Table(table, partitions=s.partitions, key_type=bytes, value_type=bytes,
                                        options=rocksdb_options(s), help=f"tenant monitoring: {name}")
@@ -157,10 +169,10 @@ class Monitor:
             verdict = orjson.loads(item.verdict or b"{}")
             # The event's day: its produced_at, else its Kafka timestamp, each only if plausible (a producer's
             # clock at zero, or seconds sent as milliseconds, must not open a day in 1970).
-            produced = verdict.get("produced_at")
+            produced = verdict.get("produced_at_ms")
             at_ms, _ = e2e_origin(produced if isinstance(produced, int) and not isinstance(produced, bool) else None,
                                   self.service.source_of(message).timestamp_ms, time.time() * 1000.0)
-            obs = observe({**verdict, "produced_at": at_ms})
+            obs = observe({**verdict, "produced_at_ms": at_ms})
             record = obs.to_record()
             if obs.at_ms is not None and obs.at_ms >= 0:
                 self.judged_until[message.partition] = max(obs.at_ms, self.judged_until.get(message.partition, 0))
@@ -262,9 +274,11 @@ class Monitor:
                 applied.append((tenant, anchor, changes))
             pending = []
             for tenant, _, changes in applied:
-                pending += [await self.service._send(self.service.settings.topics.alerts, a.key.encode(), a.to_json())
+                pending += [await self.service._send(self.service.settings.topics.alerts, a.key.encode(), a.to_json(),
+                                                     alert_headers(a))
                             for a in changes.alerts]
-                pending += [await self.service._send(self.service.settings.topics.review, tenant.encode(), r)
+                pending += [await self.service._send(self.service.settings.topics.review, tenant.encode(), r,
+                                                     review_headers(r))
                             for r in changes.reviews]
                 pending += [await self.service._send(self.by_event_topic, event_id.encode(), r)
                             for event_id, r in changes.sampled]

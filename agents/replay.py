@@ -97,7 +97,8 @@ async def _time_hints(consumer: AIOKafkaConsumer, tps: list[TopicPartition], ms:
     return {tp: hit.offset for tp, hit in found.items() if hit is not None}
 
 
-async def _plan(settings: StreamSettings, topic: str, start: Bound | None, end: Bound | None) -> ReplayPlan:
+async def plan_range(settings: StreamSettings, topic: str, start: Bound | None,
+                     end: Bound | None) -> ReplayPlan:
     planned_at = int(time.time() * 1000)
     consumer = _consumer(settings)
     await consumer.start()
@@ -127,8 +128,8 @@ async def _plan(settings: StreamSettings, topic: str, start: Bound | None, end: 
                       frozenset(open_end), planned_at)
 
 
-async def _read(settings: StreamSettings, plan: ReplayPlan, emit: Callable[[ConsumerRecord], Awaitable[bool]]
-                ) -> None:
+async def read_range(settings: StreamSettings, plan: ReplayPlan,
+                     emit: Callable[[ConsumerRecord], Awaitable[bool]]) -> None:
     """Every wanted record of the plan, merged across partitions; stops early when `emit` returns False."""
     todo = {p: r for p, r in plan.ranges.items() if r[0] < r[1] or p in plan.open_end}
     if not todo:
@@ -191,7 +192,8 @@ _DONE = object()
 
 
 def _records(settings: StreamSettings, plan: ReplayPlan) -> Iterator[ConsumerRecord]:
-    """`_read` in a thread with its own event loop, as a plain iterator (the judging loop is synchronous)."""
+    """`read_range` in a thread with its own event loop, as a plain iterator (the judging loop is
+    synchronous)."""
     handoff: queue.Queue[Any] = queue.Queue(maxsize=4096)
     stop = threading.Event()
 
@@ -206,7 +208,7 @@ def _records(settings: StreamSettings, plan: ReplayPlan) -> Iterator[ConsumerRec
 
     def target() -> None:
         try:
-            asyncio.run(_read(settings, plan, emit))
+            asyncio.run(read_range(settings, plan, emit))
         except BaseException as exc:  # noqa: BLE001 - handed to the reading thread, which raises it
             handoff.put(exc)
         finally:
@@ -259,7 +261,7 @@ class TopicReader:
             raise SourceError(f"cannot read from {self.settings.broker}: {exc}") from None
 
     def plan(self, topic: str, start: Bound | None, end: Bound | None) -> ReplayPlan:
-        return self._run(_plan(self.settings, topic, start, end))
+        return self._run(plan_range(self.settings, topic, start, end))
 
     def inputs(self, plan: ReplayPlan) -> Iterator[tuple[Position, bytes]]:
         for record in _records(self.settings, plan):

@@ -18,6 +18,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.partitioner import murmur2
 
 from stream_guard.agents.security import client_options
+from stream_guard.deadletter import HEADROOM_BYTES
 from stream_guard.settings import StreamSettings
 
 log = logging.getLogger(__name__)
@@ -30,10 +31,29 @@ class TopicSpec:
     partitions: int
     replication_factor: int
     max_message_bytes: int | None = None
+    retention_ms: int | None = None
+
+    def configs(self) -> dict[str, str]:
+        out = {"max.message.bytes": str(self.max_message_bytes)} if self.max_message_bytes else {}
+        if self.retention_ms is not None:
+            out.update(internal_topic_configs(self.retention_ms))
+        return out
 
     def new_topic(self) -> NewTopic:
-        configs = {"max.message.bytes": str(self.max_message_bytes)} if self.max_message_bytes else {}
-        return NewTopic(self.name, self.partitions, self.replication_factor, topic_configs=configs)
+        return NewTopic(self.name, self.partitions, self.replication_factor, topic_configs=self.configs())
+
+
+def internal_topic_configs(retention_ms: int) -> dict[str, str]:
+    """An internal topic's records are needed until they are processed: delete them after `retention_ms`.
+    Kafka deletes whole segments only, and rolls a segment after a week by default, so segments roll at least
+    hourly (or at the retention, if shorter) for the retention to mean what it says."""
+    return {"cleanup.policy": "delete", "retention.ms": str(retention_ms),
+            "segment.ms": str(min(retention_ms, 3600 * 1000))}
+
+
+def producer_max_request_size(settings: StreamSettings) -> int:
+    """Room for the largest input the consumer takes plus the headers of its dead letter or re-keyed copy."""
+    return settings.max_message_bytes + HEADROOM_BYTES
 
 
 def key_partition(key: bytes, partitions: int) -> int:
@@ -46,11 +66,13 @@ def key_partition(key: bytes, partitions: int) -> int:
 def topic_specs(settings: StreamSettings) -> list[TopicSpec]:
     rf = settings.replication_factor
     big = settings.max_message_bytes  # inputs must take the oversized payloads we are to dead-letter
+    carried = producer_max_request_size(settings)  # ... and their dead letters and re-keyed copies, with headers
     t = settings.topics
     return [
         TopicSpec(t.answers, settings.answers_partitions, rf, big),
-        TopicSpec(settings.by_question_topic, settings.partitions, rf, big),
-        *(TopicSpec(name, settings.output_partitions, rf) for name in t.outputs()),
+        TopicSpec(settings.by_question_topic, settings.partitions, rf, carried, settings.repartition_retention_ms),
+        TopicSpec(t.dlq, settings.output_partitions, rf, carried),
+        *(TopicSpec(name, settings.output_partitions, rf) for name in (t.verdicts, t.alerts, t.metrics)),
         *(TopicSpec(name, settings.output_partitions, rf) for name in (t.review, t.labels)),
     ]
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping
 
 import aiokafka
@@ -52,6 +53,19 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         # Read by AIOKafkaConsumer.start() when it builds its fetcher, which happens after this returns.
         consumer._fetch_max_wait_ms = int(getattr(self.app, "fetch_max_wait_ms", 1500))
         return consumer
+
+    async def _commit(self, offsets: Mapping[TP, int]) -> bool:
+        """Faust's commit, timed for the worker's metrics (its Monitor times every commit round instead,
+        including rounds with nothing to commit)."""
+        started = time.monotonic()
+        ok = False
+        try:
+            ok = bool(await super()._commit(offsets))
+            return ok
+        finally:
+            observer = getattr(self.app, "commit_observer", None)
+            if observer is not None:
+                observer(time.monotonic() - started, ok)
 
     async def _highwaters(self, partitions: list[TP]) -> Mapping[TP, int]:
         listed = dict(await super()._highwaters(partitions))
@@ -145,6 +159,8 @@ class GuardApp(faust.App):
     agent_error_hook: Callable[[Any, BaseException], Awaitable[None]] | None = None
     # Input topics whose messages only the service itself acknowledges (see _Consumer.ack).
     guarded_topics: frozenset[str] = frozenset()
+    # Called after every offset commit with (seconds it took, whether it succeeded).
+    commit_observer: Callable[[float, bool], None] | None = None
 
     def __init__(self, id: str, *, fetch_max_wait_ms: int = 25, **options: Any) -> None:
         self.fetch_max_wait_ms = fetch_max_wait_ms

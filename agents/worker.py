@@ -12,6 +12,7 @@ from stream_guard.agents.app import GuardService, build_service
 from stream_guard.agents.judge import Judge
 from stream_guard.agents.topics import ensure_topics
 from stream_guard.config import DetectorConfig
+from stream_guard.logs import json_handlers
 from stream_guard.monitoring.settings import MonitorSettings
 from stream_guard.settings import StreamSettings
 
@@ -19,20 +20,24 @@ log = logging.getLogger(__name__)
 
 
 class _Worker(faust.Worker):
+    json_logs = False
+
     def on_setup_root_logger(self, logger: logging.Logger, level: int) -> None:
         # Faust's terminal spinner sets the root logger to DEBUG so that it can spin on every record: every
         # aiokafka debug call then builds a LogRecord only for the handler to drop it (~5 % of a busy
         # worker's CPU, measured). Without the spinner the root logger keeps the level asked for.
         self.spinner = None
+        if self.json_logs:  # mode has just installed its own (coloured) handler on the root logger
+            json_handlers(logger)
 
 
 def prepare(settings: StreamSettings, config: DetectorConfig, worker: str | None = None,
             monitoring: MonitorSettings | None = None) -> GuardService:
     """Load the core (and its model) before joining the group, so the first batch is not the slow one."""
     started = time.perf_counter()
-    judge = Judge(config)
+    judge = Judge(config, log_format=settings.log_format)
     log.info("core ready in %.2fs (judge process, NER %s, %g ms of CPU per event)", time.perf_counter() - started,
-             judge.ner_backend, config.event_budget_ms)
+             judge.ner_backend, config.event_budget_ms, extra={"ner": judge.ner_backend})
     return build_service(settings, judge, worker, monitoring)
 
 
@@ -44,7 +49,10 @@ def run_worker(settings: StreamSettings, config: DetectorConfig, *, loglevel: st
     asyncio.set_event_loop(loop)
     loop.run_until_complete(ensure_topics(settings))
     service = prepare(settings, config, worker, monitoring)
-    faust_worker = _Worker(service.app, loglevel=loglevel, loop=loop)
+    json_logs = settings.log_format == "json"
+    # quiet: no start-up banner (a table of plain text on stdout) when every line must be JSON.
+    faust_worker = _Worker(service.app, loglevel=loglevel, loop=loop, quiet=json_logs)
+    faust_worker.json_logs = json_logs
     try:
         faust_worker.execute_from_commandline()
     except SystemExit as exc:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Lazy so that `import stream_guard` stays cheap and never loads spaCy until a detector is built.
 _EXPORTS = {

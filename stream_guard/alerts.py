@@ -15,9 +15,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Iterable, Literal, Mapping
 
+import msgspec
 import orjson
+from msgspec import Meta
+
+if TYPE_CHECKING:
+    from stream_guard.verdict import Verdict
 
 ALERT_VERSION = 1
 CRITICAL, HIGH, WARNING = "critical", "high", "warning"
@@ -25,17 +30,24 @@ _MAX_STATEMENTS = 3
 _MAX_CHANGES = 5
 
 
-@dataclass(frozen=True)
-class Alert:
+Severity = Literal["critical", "high", "warning"]
+
+
+class Alert(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One alert, as it goes to the alerts topic (schemas/alert.v1.schema.json). `evidence` depends on the
+    kind: verdict alerts carry the scores, statements and healing; latency and monitoring alerts their
+    windows and figures (README)."""
+
+    version: int = ALERT_VERSION
     alert_id: str
     kind: str
-    severity: str
-    summary: str
-    evidence: Mapping[str, Any]
+    severity: Severity
     tenant: str | None = None
     question_hash: str | None = None
     event_id: str | None = None
-    created_at_ms: int = 0
+    summary: str
+    evidence: dict[str, Any]
+    created_at_ms: Annotated[int, Meta(ge=0, description="epoch milliseconds (UTC)")] = 0
 
     @property
     def key(self) -> str:
@@ -43,21 +55,14 @@ class Alert:
         return self.question_hash or self.alert_id
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "version": ALERT_VERSION,
-            "alert_id": self.alert_id,
-            "kind": self.kind,
-            "severity": self.severity,
-            "tenant": self.tenant,
-            "question_hash": self.question_hash,
-            "event_id": self.event_id,
-            "summary": self.summary,
-            "evidence": dict(self.evidence),
-            "created_at_ms": self.created_at_ms,
-        }
+        out: dict[str, Any] = msgspec.to_builtins(self)
+        return out
 
     def to_json(self) -> bytes:
-        return orjson.dumps(self.to_dict())
+        return _ENCODER.encode(self)
+
+
+_ENCODER = msgspec.json.Encoder()
 
 
 def alert_id(kind: str, *cause: object) -> str:
@@ -90,8 +95,12 @@ def _drift(verdict: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return drift if isinstance(drift, Mapping) and drift.get("flagged") else None
 
 
-def alerts_for_verdict(verdict: Mapping[str, Any], now_ms: int = 0) -> list[Alert]:
-    """The alerts one verdict (its `to_dict()` form) raises, most severe first; empty for a clean answer."""
+def alerts_for_verdict(verdict: "Verdict | Mapping[str, Any]", now_ms: int = 0) -> list[Alert]:
+    """The alerts one verdict (or its `to_dict()` form) raises, most severe first; empty for a clean answer."""
+    if not isinstance(verdict, Mapping):
+        if verdict.risk != CRITICAL and verdict.routing != "discard" and not verdict.checks.drift.flagged:
+            return []  # the common case, without turning the verdict into a dict
+        verdict = verdict.to_dict()
     event_id = str(verdict.get("event_id", ""))
     tenant = str(verdict.get("tenant", "default"))
     qhash = str(verdict.get("question_hash", ""))

@@ -16,7 +16,7 @@ from stream_guard.judging import Judged
 from stream_guard.parallel import JudgeProcessDied, Judges, count_lines, jobs_for, parse_jobs
 from stream_guard.settings import check_environment
 
-STREAMING_COMMANDS = ("worker", "up", "produce", "tail")
+STREAMING_COMMANDS = ("worker", "up", "produce", "tail", "replay-dlq")
 
 
 def _check_parser() -> argparse.ArgumentParser:
@@ -92,15 +92,16 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
     return 0
 
 
-USAGE = """usage: stream-guard [--version] {check,backtest,calibrate,worker,up,produce,tail} ...
+USAGE = """usage: stream-guard [--version] {check,backtest,calibrate,worker,up,produce,tail,replay-dlq} ...
 
   check    judge AnswerEvent JSONL offline, one verdict line per input line
   backtest replay a file or a topic with a candidate configuration: report vs live verdicts and labels
   calibrate choose flag_threshold (and refit the score model) from labelled answers; writes a [detector] TOML
   up       embedded broker + worker + demo producer: the whole thing, out of the box
-  worker   run a streaming worker against a broker
+  worker   run a streaming worker against a broker (--embedded: a private in-memory one, for development)
   produce  publish AnswerEvent JSONL to the answers topic
-  tail     print verdicts, alerts, dlq or metrics as they arrive"""
+  tail     print verdicts, alerts, dlq or metrics as they arrive
+  replay-dlq re-submit dead letters (after a fix) to the answers topic"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -59,13 +59,15 @@ def alert_line(alert: Mapping[str, Any]) -> str:
 
 
 def dead_letter_line(record: Mapping[str, Any]) -> str:
-    source = record.get("source") or {}
-    error = record.get("error") or {}
-    where = f"{source.get('topic', '?')}[{source.get('partition', '?')}]@{source.get('offset', '?')}"
-    size = record.get("payload_bytes")
-    size_text = f"  ({size} bytes{', truncated' if record.get('payload_truncated') else ''})" if size else ""
-    return (f"☠ DLQ     {record.get('stage', '?'):<8} {where}  "
-            f"{_short(error.get('field', '?'), 24)}: {_short(error.get('reason', ''), 80)}{size_text}")
+    """A dead letter as `deadletter.view` gives it, e.g.
+    `☠ DLQ     decode   rag.answers[0]@7  answer: is required  (182 bytes)`."""
+    where = (f"{record.get('original_topic', '?')}[{record.get('original_partition', '?')}]"
+             f"@{record.get('original_offset', '?')}")
+    size = record.get("value_bytes")
+    omitted = record.get("value_omitted")
+    size_text = f"  ({omitted} bytes, not carried)" if omitted else f"  ({size} bytes)" if size else ""
+    return (f"☠ DLQ     {str(record.get('stage') or '?'):<8} {where}  "
+            f"{_short(record.get('field', '?'), 24)}: {_short(record.get('reason', ''), 80)}{size_text}")
 
 
 def metrics_line(record: Mapping[str, Any]) -> str:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Annotated, Any, Literal, Mapping
 
+import msgspec
 import orjson
+from msgspec import Meta
 
 SCHEMA_VERSION = 1
 # metadata is passed through into the verdict; deeper nesting than this is refused at the door, far below
@@ -85,6 +87,53 @@ class AnswerEvent:
             out["citations"] = list(self.citations)
         out.update(provenance_fields(self.model, self.produced_at_ms, self.label, self.metadata))
         return out
+
+
+# --- the published contract (schemas/answer-event.v1.schema.json) -------------------------------------------
+# What the decoder below accepts, as JSON Schema, for producers to validate against. The decoder stays the
+# one that decides (it gives errors naming the field, and applies the configured limits, whose defaults the
+# schema states); tests check that what it accepts the schema accepts and that the schema refuses what
+# it refuses for a wrong type.
+
+_ChunkText = Annotated[str, Meta(max_length=Limits.max_chunk_chars)]
+
+
+class ContextChunk(msgspec.Struct, kw_only=True):
+    """A retrieved chunk. `id` defaults to its 1-based position; ids must be unique within an event."""
+
+    text: _ChunkText
+    id: str | int | None = None
+    source: str | None = None
+
+
+class CitationRef(msgspec.Struct, kw_only=True):
+    id: str | int | None = None
+    chunk_id: str | int | None = None
+
+
+class AnswerEventContract(msgspec.Struct, kw_only=True):
+    """The AnswerEvent a RAG system publishes for every answer (README, Event contract). Keys not named here
+    are ignored. Limits are the defaults of `[detector.limits]` (1 MB a payload in all)."""
+
+    event_id: Annotated[str, Meta(min_length=1, max_length=256)] | int | None = None
+    id: Annotated[str, Meta(min_length=1, max_length=256, description="alias of event_id")] | int | None = None
+    tenant: Annotated[str, Meta(max_length=128, description='default "default"')] | None = None
+    question: Annotated[str, Meta(max_length=Limits.max_question_chars)] | None = None
+    context: (Annotated[list[_ChunkText | ContextChunk], Meta(max_length=Limits.max_chunks)] | _ChunkText
+              | None) = None
+    answer: Annotated[str, Meta(min_length=1, max_length=Limits.max_answer_chars, pattern=r"\S",
+                                description="must not be blank")]
+    citations: list[str | int | CitationRef] | None = None
+    model: str | None = None
+    produced_at: (Annotated[str, Meta(description="ISO-8601 date-time; without an offset it is UTC")]
+                  | Annotated[float, Meta(ge=0, description="epoch milliseconds")] | None) = None
+    label: Literal[0, 1] | bool | None = None
+    metadata: Annotated[dict[str, Any], Meta(description=f"nested at most {MAX_METADATA_DEPTH} levels")] | None = None
+
+
+# Every event names itself: `event_id`, or its alias `id` (not null).
+EVENT_SCHEMA_EXTRA = {"anyOf": [{"required": [key], "properties": {key: {"not": {"type": "null"}}}}
+                                for key in ("event_id", "id")]}
 
 
 def provenance_fields(

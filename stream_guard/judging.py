@@ -27,9 +27,9 @@ from stream_guard.alerts import Alert, alerts_for_verdict
 from stream_guard.budget import CpuBudget, OverBudget
 from stream_guard.events import AnswerEvent, EventError, decode_event
 from stream_guard.history import Fingerprint
-from stream_guard.pipeline import EventFailure, Guard, Limit
+from stream_guard.pipeline import EventFailure, Guard, Limit, qualified_name
 from stream_guard.text import question_hash
-from stream_guard.verdict import Verdict
+from stream_guard.verdict import Verdict, flagged_checks
 
 log = logging.getLogger("stream_guard.judging")
 
@@ -44,11 +44,17 @@ class Judged:
     verdict: bytes | None = None
     alerts: tuple[Alert, ...] = ()
     produced_at_ms: int | None = None
+    # For the worker's metrics, so that its event loop never parses a verdict: the score and the checks
+    # that flagged the answer.
+    hallucination_score: float | None = None
+    checks_flagged: tuple[str, ...] = ()
     error_stage: str | None = None
     error_field: str | None = None
     error_reason: str | None = None
     # CPU the event had spent when it was stopped (error_stage "timeout").
     cost_ms: float | None = None
+    # A bug's exception class, module-qualified (error_stage "judge").
+    error_exception: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -91,26 +97,28 @@ def dump_history(items: Sequence[Fingerprint]) -> bytes:
 
 def _verdict_item(verdict: Verdict, now_ms: int) -> Judged:
     try:
-        body = verdict.to_dict()
         return Judged(
             event_id=verdict.event_id,
             question_hash=verdict.question_hash,
             routing=verdict.routing,
-            verdict=orjson.dumps(body),
-            alerts=tuple(alerts_for_verdict(body, now_ms)),
+            verdict=verdict.to_json(),
+            alerts=tuple(alerts_for_verdict(verdict, now_ms)),
             produced_at_ms=verdict.produced_at_ms,
+            hallucination_score=verdict.hallucination_score,
+            checks_flagged=flagged_checks(verdict),
         )
     except Exception as exc:  # a verdict that cannot be written out is this event's failure alone
         log.exception("verdict of event %s could not be serialised", verdict.event_id)
         return Judged(event_id=verdict.event_id, question_hash=verdict.question_hash,
                       produced_at_ms=verdict.produced_at_ms, error_stage="judge", error_field="$",
-                      error_reason=f"the verdict could not be serialised: {type(exc).__name__}: {exc}")
+                      error_reason=f"the verdict could not be serialised: {type(exc).__name__}: {exc}",
+                      error_exception=qualified_name(type(exc)))
 
 
 def _failure_item(answer: AnswerEvent, failure: EventFailure) -> Judged:
     return Judged(event_id=answer.event_id, question_hash=question_hash(answer.tenant, answer.question),
                   produced_at_ms=answer.produced_at_ms, error_stage=failure.stage, error_field="$",
-                  error_reason=failure.error, cost_ms=failure.cost_ms)
+                  error_reason=failure.error, cost_ms=failure.cost_ms, error_exception=failure.exception)
 
 
 def _evaluate(guard: Guard, answers: list[AnswerEvent], histories: dict[str, list[Fingerprint]],
@@ -138,7 +146,8 @@ def _evaluate(guard: Guard, answers: list[AnswerEvent], histories: dict[str, lis
             out.append(EventFailure(answer.event_id, str(exc), stage="timeout", cost_ms=exc.spent_ms))
             continue
         except Exception as exc:
-            out.append(EventFailure(answer.event_id, f"{type(exc).__name__}: {exc}"))
+            out.append(EventFailure(answer.event_id, f"{type(exc).__name__}: {exc}",
+                                    exception=qualified_name(type(exc))))
             continue
         out.append(result)
         for k, v in one.items():
@@ -156,7 +165,8 @@ def _decode(raw: Any, guard: Guard) -> AnswerEvent | Judged:
         return Judged(error_stage="decode", error_field=exc.field, error_reason=exc.reason)
     except Exception as exc:  # a payload no rule foresaw: refused like any other bad payload
         log.exception("decoding a payload failed")
-        return Judged(error_stage="decode", error_field="$", error_reason=f"{type(exc).__name__}: {exc}")
+        return Judged(error_stage="decode", error_field="$", error_reason=f"{type(exc).__name__}: {exc}",
+                      error_exception=qualified_name(type(exc)))
 
 
 def judge_payloads(guard: Guard, payloads: Sequence[bytes], histories: Mapping[str, bytes | None],

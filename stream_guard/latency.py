@@ -1,10 +1,10 @@
-"""Latency histograms per partition, quantiles, consumer lag, and their Prometheus text rendering.
+"""Latency per partition for the metrics topic: recent quantiles, consumer lag, the published summary.
 
-Pure and single-threaded (the worker's event loop owns one registry). Two views of each measure:
-
-- lifetime, as a Prometheus histogram with fixed buckets (aggregatable across workers and partitions);
-- recent, a ring of `window_slots` sub-histograms rotated every metrics interval, for p50/p95/p99 that
-  follow the traffic (a lifetime p99 never recovers from a bad minute, so budgets are judged on this).
+Pure and single-threaded (the worker's event loop owns one registry). Each measure keeps a lifetime count and
+a ring of `window_slots` sub-histograms rotated every metrics interval, for p50/p95/p99 that follow the
+traffic (a lifetime p99 never recovers from a bad minute, so budgets are judged on this). The lifetime
+Prometheus histograms are prometheus_client's, in the worker (agents/metrics.py); this module knows nothing
+of Prometheus.
 
 Quantiles come from log-spaced buckets (5 % wide), so they are within a few percent of the exact value
 whatever the distribution, in constant memory.
@@ -19,12 +19,12 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Annotated, Iterable, Literal
 
-# Prometheus bucket bounds, in milliseconds (exposed in seconds, Prometheus' base unit).
-PROM_BOUNDS_MS: tuple[float, ...] = (
-    1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 2000, 5000, 10000, 30000, 60000,
-)
+import msgspec
+from msgspec import Meta
+
+SUMMARY_VERSION = 2
 QUANTILES: tuple[float, ...] = (0.5, 0.95, 0.99)
 # 2000-01-01T00:00:00Z. Earlier end-to-end origins are not real production times: a zero, or epoch seconds
 # read as milliseconds (1732270500 s is November 2024, but as ms it is January 1970).
@@ -47,10 +47,9 @@ def _bucket_value(index: int) -> float:
 
 @dataclass
 class Histogram:
-    """Mergeable latency histogram in milliseconds: fine log buckets for quantiles, exact coarse buckets."""
+    """Mergeable latency histogram in milliseconds: fine log buckets for quantiles."""
 
     counts: Counter[int] = field(default_factory=Counter)
-    prom_counts: list[int] = field(default_factory=lambda: [0] * len(PROM_BOUNDS_MS))
     count: int = 0
     sum_ms: float = 0.0
     min_ms: float = math.inf
@@ -61,10 +60,6 @@ class Histogram:
             return
         ms = max(0.0, ms)
         self.counts[_bucket_of(ms)] += 1
-        for i, bound in enumerate(PROM_BOUNDS_MS):
-            if ms <= bound:
-                self.prom_counts[i] += 1
-                break
         self.count += 1
         self.sum_ms += ms
         self.min_ms = min(self.min_ms, ms)
@@ -72,7 +67,6 @@ class Histogram:
 
     def merge(self, other: "Histogram") -> "Histogram":
         self.counts.update(other.counts)
-        self.prom_counts = [a + b for a, b in zip(self.prom_counts, other.prom_counts)]
         self.count += other.count
         self.sum_ms += other.sum_ms
         self.min_ms = min(self.min_ms, other.min_ms)
@@ -91,23 +85,63 @@ class Histogram:
                 return min(max(_bucket_value(index), self.min_ms), self.max_ms)
         return self.max_ms  # pragma: no cover - ranks never exceed count
 
-    def cumulative_prom_counts(self) -> list[int]:
-        """Counts at or under each bound, as Prometheus' `le` buckets want (values over the last go to +Inf)."""
-        out, running = [], 0
-        for c in self.prom_counts:
-            running += c
-            out.append(running)
+    def summary(self) -> dict[str, float | int]:
+        """count, p50, p95, p99, max and mean (only count when empty), JSON-ready."""
+        out: dict[str, float | int] = msgspec.to_builtins(self.stats())
         return out
 
-    def summary(self) -> dict[str, Any]:
+    def stats(self) -> "LatencyStats":
         if self.count == 0:
-            return {"count": 0}
-        out: dict[str, Any] = {"count": self.count}
-        for q in QUANTILES:
-            out[_qname(q)] = round(self.quantile(q) or 0.0, 3)
-        out["max"] = round(self.max_ms, 3)
-        out["mean"] = round(self.sum_ms / self.count, 3)
-        return out
+            return LatencyStats(0)
+        p50, p95, p99 = (round(self.quantile(q) or 0.0, 3) for q in QUANTILES)
+        return LatencyStats(self.count, p50, p95, p99, round(self.max_ms, 3), round(self.sum_ms / self.count, 3))
+
+
+_Ms = Annotated[float, Meta(ge=0)]
+
+
+class LatencyStats(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
+    """A latency distribution in milliseconds; only `count` when it is empty."""
+
+    count: Annotated[int, Meta(ge=0)]
+    p50: _Ms | None = None
+    p95: _Ms | None = None
+    p99: _Ms | None = None
+    max: _Ms | None = None
+    mean: _Ms | None = None
+
+
+class LatencyPair(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    processing_ms: LatencyStats
+    end_to_end_ms: LatencyStats
+
+
+class PartitionLatencySummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One input partition's latency, published on the metrics topic every metrics interval
+    (schemas/metrics-summary.v2.schema.json). Processing: a batch taken to its verdicts acknowledged; end to
+    end: the event's produced_at (else its Kafka timestamp) to its verdict acknowledged.
+
+    Version 2 (from an unversioned 1): `at_ms` is `published_at_ms`; `version` is new."""
+
+    version: int = SUMMARY_VERSION
+    kind: Literal["partition_latency"] = "partition_latency"
+    worker: str
+    topic: str
+    partition: int
+    published_at_ms: Annotated[int, Meta(ge=0, description="epoch milliseconds (UTC)")]
+    interval_s: float
+    window_s: float
+    interval: Annotated[LatencyPair, Meta(description="this metrics interval")]
+    recent: Annotated[LatencyPair, Meta(description="the last window_s seconds")]
+    events_total: Annotated[int, Meta(ge=0)]
+    routing_total: dict[str, int]
+    lag: Annotated[int, Meta(ge=0)] | None = None
+
+    def to_json(self) -> bytes:
+        return _ENCODER.encode(self)
+
+
+_ENCODER = msgspec.json.Encoder()
 
 
 def _qname(q: float) -> str:
@@ -194,19 +228,13 @@ OVERFLOW: PartitionKey = ("_overflow", -1)
 
 @dataclass
 class LatencyRegistry:
-    """Everything the worker measures; rendered at /metrics and summarised on the metrics topic."""
+    """Latency and lag per partition, for the metrics topic and the latency budget."""
 
     window_slots: int = 6
     # At most this many (topic, partition) series; more are booked together under OVERFLOW.
     max_series: int = 512
     partitions: dict[PartitionKey, PartitionStats] = field(default_factory=dict)
     lag: dict[PartitionKey, int] = field(default_factory=dict)
-    dead_letters: Counter[str] = field(default_factory=Counter)
-    alerts: Counter[str] = field(default_factory=Counter)
-    alerts_suppressed: Counter[str] = field(default_factory=Counter)
-    pruned: Counter[str] = field(default_factory=Counter)  # by table
-    tombstones: Counter[str] = field(default_factory=Counter)  # by topic
-    clock_ignored: Counter[str] = field(default_factory=Counter)  # by reason (implausible)
 
     def stats(self, topic: str, partition: int) -> PartitionStats:
         key = (topic, partition)
@@ -221,13 +249,15 @@ class LatencyRegistry:
 
     def observe(
         self, topic: str, partition: int, processing_ms: float, end_to_end_ms: float | None, routing: str | None
-    ) -> None:
+    ) -> PartitionKey:
+        """Book one event; returns the key it was booked under (OVERFLOW past `max_series`)."""
         stats = self.stats(topic, partition)
         stats.processing.record(processing_ms)
         if end_to_end_ms is not None:
             stats.end_to_end.record(end_to_end_ms)
         if routing:
             stats.routings[routing] += 1
+        return stats.topic, stats.partition
 
     def set_lag(self, topic: str, partition: int, lag: int) -> None:
         self.lag[(topic, partition)] = max(0, int(lag))
@@ -243,138 +273,16 @@ class LatencyRegistry:
             stats.processing.rotate()
             stats.end_to_end.rotate()
 
-    def summaries(self, *, worker: str, at_ms: int, interval_s: float) -> list[dict[str, Any]]:
+    def summaries(self, *, worker: str, at_ms: int, interval_s: float) -> list[PartitionLatencySummary]:
         """One record per partition for the metrics topic: this interval's and the recent window's figures."""
-        out = []
-        for (topic, partition), stats in sorted(self.partitions.items()):
-            out.append({
-                "kind": "partition_latency",
-                "worker": worker,
-                "topic": topic,
-                "partition": partition,
-                "at_ms": at_ms,
-                "interval_s": interval_s,
-                "window_s": interval_s * self.window_slots,
-                "interval": {
-                    "processing_ms": stats.processing.current().summary(),
-                    "end_to_end_ms": stats.end_to_end.current().summary(),
-                },
-                "recent": {
-                    "processing_ms": stats.processing.recent().summary(),
-                    "end_to_end_ms": stats.end_to_end.recent().summary(),
-                },
-                "events_total": stats.processing.total.count,
-                "routing_total": dict(stats.routings),
-                "lag": self.lag.get((topic, partition)),
-            })
-        return out
-
-
-# --- Prometheus text exposition format 0.0.4 -------------------------------------------------------------
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _labels(labels: Mapping[str, Any]) -> str:
-    if not labels:
-        return ""
-    return "{" + ",".join(f'{k}="{_escape(str(v))}"' for k, v in labels.items()) + "}"
-
-
-def _num(value: float) -> str:
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return repr(float(value)) if not float(value).is_integer() else str(int(value))
-
-
-class _Family:
-    def __init__(self, name: str, kind: str, help_text: str) -> None:
-        self.lines = [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
-        self.name = name
-
-    def sample(self, labels: Mapping[str, Any], value: float, suffix: str = "") -> None:
-        self.lines.append(f"{self.name}{suffix}{_labels(labels)} {_num(value)}")
-
-
-def _histogram_family(name: str, help_text: str, items: list[tuple[dict[str, Any], Histogram]]) -> list[str]:
-    family = _Family(name, "histogram", help_text)
-    for labels, hist in items:
-        for bound, cumulative in zip(PROM_BOUNDS_MS, hist.cumulative_prom_counts()):
-            family.sample({**labels, "le": _num(bound / 1000.0)}, cumulative, "_bucket")
-        family.sample({**labels, "le": "+Inf"}, hist.count, "_bucket")
-        family.sample(labels, hist.sum_ms / 1000.0, "_sum")
-        family.sample(labels, hist.count, "_count")
-    return family.lines
-
-
-def render_prometheus(
-    registry: LatencyRegistry, *, budget_ms: float | None = None, extra_gauges: Mapping[str, float] | None = None,
-    extra_counters: Mapping[str, tuple[str, float]] | None = None,
-) -> str:
-    """The registry in Prometheus' text format (what /metrics serves)."""
-    parts = sorted(registry.partitions.items())
-    lines: list[str] = []
-    lines += _histogram_family(
-        "stream_guard_processing_seconds",
-        "Time from a judge batch's arrival to the event's verdict being acknowledged by the broker.",
-        [({"topic": t, "partition": p}, s.processing.total) for (t, p), s in parts],
-    )
-    lines += _histogram_family(
-        "stream_guard_end_to_end_seconds",
-        "Time from the event's produced_at (else its Kafka timestamp) to its verdict being acknowledged.",
-        [({"topic": t, "partition": p}, s.end_to_end.total) for (t, p), s in parts],
-    )
-    quantiles = _Family(
-        "stream_guard_latency_recent_seconds", "gauge",
-        "Quantiles of the recent window (window_slots metrics intervals), per partition and measure.",
-    )
-    for (topic, partition), stats in parts:
-        for measure, hist in (("processing", stats.processing.recent()), ("end_to_end", stats.end_to_end.recent())):
-            for q in QUANTILES:
-                value = hist.quantile(q)
-                if value is not None:
-                    quantiles.sample(
-                        {"topic": topic, "partition": partition, "measure": measure, "quantile": f"{q:g}"},
-                        value / 1000.0,
-                    )
-    lines += quantiles.lines
-    events = _Family("stream_guard_verdicts_total", "counter", "Verdicts sent, by partition and routing.")
-    for (topic, partition), stats in parts:
-        for routing, n in sorted(stats.routings.items()):
-            events.sample({"topic": topic, "partition": partition, "routing": routing}, n)
-    lines += events.lines
-    lag = _Family("stream_guard_consumer_lag", "gauge", "Messages between the partition's end and our position.")
-    for (topic, partition), value in sorted(registry.lag.items()):
-        lag.sample({"topic": topic, "partition": partition}, value)
-    lines += lag.lines
-    for name, counter, label, help_text in (
-        ("stream_guard_dead_letters_total", registry.dead_letters, "stage", "Events sent to the dead-letter topic."),
-        ("stream_guard_alerts_total", registry.alerts, "kind", "Alerts sent."),
-        ("stream_guard_alerts_suppressed_total", registry.alerts_suppressed, "kind",
-         "Alerts not sent again because their alert_id was already sent (redelivery or replay)."),
-        ("stream_guard_state_records_pruned_total", registry.pruned, "table",
-         "State records deleted after their time to live."),
-        ("stream_guard_tombstones_skipped_total", registry.tombstones, "topic",
-         "Input messages with no value (tombstones): skipped, not judged."),
-        ("stream_guard_clock_values_ignored_total", registry.clock_ignored, "reason",
-         "produced_at values (or Kafka timestamps) too implausible to start the end-to-end clock."),
-    ):
-        family = _Family(name, "counter", help_text)
-        for key, n in sorted(counter.items()):
-            family.sample({label: key}, n)
-        lines += family.lines
-    if budget_ms is not None:
-        budget = _Family("stream_guard_latency_budget_seconds", "gauge", "The configured end-to-end p99 budget.")
-        budget.sample({}, budget_ms / 1000.0)
-        lines += budget.lines
-    for name, (help_text, value) in sorted((extra_counters or {}).items()):
-        family = _Family(name, "counter", help_text)
-        family.sample({}, value)
-        lines += family.lines
-    for name, value in sorted((extra_gauges or {}).items()):
-        family = _Family(name, "gauge", name.replace("_", " "))
-        family.sample({}, value)
-        lines += family.lines
-    return "\n".join(lines) + "\n"
+        return [
+            PartitionLatencySummary(
+                worker=worker, topic=topic, partition=partition, published_at_ms=at_ms, interval_s=interval_s,
+                window_s=interval_s * self.window_slots,
+                interval=LatencyPair(stats.processing.current().stats(), stats.end_to_end.current().stats()),
+                recent=LatencyPair(stats.processing.recent().stats(), stats.end_to_end.recent().stats()),
+                events_total=stats.processing.total.count, routing_total=dict(stats.routings),
+                lag=self.lag.get((topic, partition)),
+            )
+            for (topic, partition), stats in sorted(self.partitions.items())
+        ]

@@ -55,3 +55,33 @@ def configure_logging(level: int = logging.WARNING, stream: IO[str] | None = Non
     logger.setLevel(level)
     logger.propagate = False
     return handler
+
+
+def json_handlers(logger: logging.Logger | None = None) -> None:
+    """Give every handler of `logger` (the root logger by default) and of the "stream_guard" tree the JSON
+    formatter: whatever a library logs through them comes out as JSON too."""
+    root = logger or logging.getLogger()
+    for handler in [*root.handlers, *logging.getLogger(LOGGER_NAME).handlers]:
+        handler.setFormatter(JsonFormatter())
+
+
+def use_json_logs(level: int | str = logging.INFO, stream: IO[str] | None = None) -> None:
+    """The whole process logs JSON: one root handler (stdout by default) with the JSON formatter, Python's
+    warnings routed through logging, and an uncaught exception logged as one JSON record, not a traceback."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    handler = logging.StreamHandler(stream if stream is not None else sys.stdout)
+    handler.setFormatter(JsonFormatter())
+    root.addHandler(handler)
+    root.setLevel(level)
+    json_handlers(root)
+    logging.captureWarnings(True)
+
+    def log_uncaught(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, exc, tb)
+            return
+        logging.getLogger(LOGGER_NAME).critical("uncaught exception", exc_info=(kind, exc, tb))
+
+    sys.excepthook = log_uncaught

@@ -27,7 +27,16 @@ from stream_guard.ner import EntityRecognizer
 from stream_guard.quality import QualityScore
 from stream_guard.report import HallucinationReport
 from stream_guard.text import normalize_question, question_hash
-from stream_guard.verdict import Verdict
+from stream_guard.verdict import (
+    NO_HEALING,
+    Change,
+    Checks,
+    Healing,
+    Quality,
+    QualityComponents,
+    Statement,
+    Verdict,
+)
 
 log = logging.getLogger("stream_guard.pipeline")
 
@@ -43,6 +52,12 @@ class EventFailure:
     error: str
     stage: str = "judge"
     cost_ms: float | None = None
+    # The exception's class, module-qualified, for a bug (stage judge).
+    exception: str | None = None
+
+
+def qualified_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 # A scope bounding the work on n events (stream_guard/budget.py, CpuBudget.limit).
@@ -100,7 +115,8 @@ class Guard:
                 continue
             except Exception as exc:  # one event's bug must not sink the batch
                 log.exception("failed to judge event %s", event.event_id)
-                results.append(EventFailure(event.event_id, f"{type(exc).__name__}: {exc}"))
+                results.append(EventFailure(event.event_id, f"{type(exc).__name__}: {exc}",
+                                            exception=qualified_name(type(exc))))
                 continue
             results.append(verdict)
             if record is not None:
@@ -189,7 +205,6 @@ def _verdict(
     delivered: str,
     latency_ms: float,
 ) -> Verdict:
-    body = report.to_dict()
     applied = healing is not None and healing.applied
     return Verdict(
         event_id=event.event_id,
@@ -197,22 +212,49 @@ def _verdict(
         question_hash=question_hash(event.tenant, event.question),
         question=event.question,
         flagged=report.flagged,
-        hallucination_score=report.hallucination_score,
+        hallucination_score=round(report.hallucination_score, 4),
         risk=report.risk.value,
         final_risk=(healing.final_risk.value if applied and healing is not None else report.risk.value),
         routing=quality.routing,
+        hallucination_type=report.hallucination_type,
+        triggered=list(report.triggered),
         delivered_answer=delivered,
         original_answer=event.answer,
-        hallucination_type=report.hallucination_type,
-        triggered=report.triggered,
-        hallucinated_statements=tuple(body["hallucinated_statements"]),
-        verified_statements=report.verified_statements,
-        checks=body["checks"],
-        healing=healing.to_dict() if healing is not None else {"strategy": "none", "applied": False, "changes": []},
-        quality=quality.to_dict(),
-        latency_ms=latency_ms,
+        hallucinated_statements=[Statement.of(f) for f in report.hallucinated_statements],
+        verified_statements=list(report.verified_statements),
+        checks=Checks.of(report.checks),
+        healing=_healing(healing),
+        quality=_quality(quality),
+        latency_ms=round(latency_ms, 3),
         model=event.model,
         produced_at_ms=event.produced_at_ms,
         label=event.label,
-        metadata=event.metadata,
+        metadata=dict(event.metadata),
     )
+
+
+def _healing(result: HealingResult | None) -> Healing:
+    if result is None:
+        return NO_HEALING
+    final = result.final_report
+    return Healing(
+        strategy=result.strategy,
+        applied=result.applied,
+        changes=[Change(c.kind, c.before, c.after, c.description) for c in result.changes],
+        attempted=result.attempted or result.strategy,
+        passed=result.passed,
+        declined=result.declined,
+        initial_risk=result.initial_risk.value,
+        final_risk=result.final_risk.value,
+        healed_answer=result.healed_answer,
+        confidence_before=round(result.confidence_before, 4),
+        confidence_after=round(result.confidence_after, 4),
+        final_hallucination_score=round(final.hallucination_score, 4) if final is not None else None,
+        final_triggered=list(final.triggered) if final is not None else None,
+    )
+
+
+def _quality(quality: QualityScore) -> Quality:
+    parts = {name: round(value, 4) for name, value in quality.components.items()}
+    return Quality(round(quality.score, 4), quality.routing, QualityComponents(**parts),
+                   round(quality.drift_penalty, 4), quality.basis)

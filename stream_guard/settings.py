@@ -32,6 +32,7 @@ _TOPIC_RE = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _BROKER_RE = re.compile(r"^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$")
 
 MiB = 1024 * 1024
+LOG_FORMATS = ("text", "json")
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
@@ -46,8 +47,9 @@ class TopicNames:
     # Tenant monitoring's review loop: the weekly sample out, graders' labels in.
     review: str = "guard.review"
     labels: str = "guard.labels"
-    # The internal re-keyed copy of `answers`; empty means "<app_id>-answers-by-question".
-    by_question: str = ""
+    # The internal re-keyed copy of `answers`; empty means "<app_id>-answers-repartition". Before 0.2 it was
+    # "<app_id>-answers-by-question": set that name here to keep using an existing topic (deploy/OPERATIONS.md).
+    repartition: str = ""
 
     def outputs(self) -> tuple[str, ...]:
         return (self.verdicts, self.alerts, self.dlq, self.metrics)
@@ -55,7 +57,7 @@ class TopicNames:
 
 @dataclass(frozen=True)
 class StreamSettings:
-    # host:port[,host:port]; None means "start the embedded broker" (CLI only).
+    # host:port[,host:port]. None: `worker` refuses to start (unless --embedded), `up` starts the embedded one.
     broker: str | None = None
     app_id: str = "stream-guard"
     topics: TopicNames = field(default_factory=TopicNames)
@@ -120,17 +122,26 @@ class StreamSettings:
     ssl_certfile: str = ""
     ssl_keyfile: str = ""
 
-    # Largest message the clients fetch or send; must cover the largest payload we are to dead-letter.
+    # Largest message the clients fetch or send; must cover the largest payload we are to dead-letter. Topics
+    # the service creates for the input take this much; the dead-letter and re-keyed topics, and the producer,
+    # 64 KiB more (a dead letter is the original plus its error headers: stream_guard/deadletter.py).
     max_message_bytes: int = 8 * MiB
-    # Dead-letter records keep at most this much of a payload (and say so); the broker's limit is ~1 MB.
-    dlq_max_payload_bytes: int = 256 * 1024
+    # How long the internal topics (the re-keyed copy of the answers, the monitor's) keep records, set when the
+    # service creates them. A re-keyed copy is judged within seconds; what it must outlive is an outage of
+    # every worker (the input's offset is committed once the copy is acknowledged, so an expired unjudged copy
+    # is an event without a verdict). A day covers a night without workers while the lag alert pages, and
+    # keeps a full copy of every answer and its context for a day rather than for the broker's default week.
+    repartition_retention_ms: int = 24 * 3600 * 1000
+    # "json": every log line of the worker (ours, Faust's, aiokafka's) as one JSON object; "text" for people.
+    log_format: str = "text"
     alert_dedupe_ttl_s: float = 7 * 24 * 3600.0
     # How often a worker deletes dedupe records past the TTL from its partitions (and their changelog).
     alert_prune_interval_s: float = 3600.0
 
     @property
     def by_question_topic(self) -> str:
-        return self.topics.by_question or f"{self.app_id}-answers-by-question"
+        """The internal re-keyed topic (its records keyed by question hash)."""
+        return self.topics.repartition or f"{self.app_id}-answers-repartition"
 
     @property
     def batch_within_s(self) -> float:
@@ -152,6 +163,11 @@ class StreamSettings:
                      "latency_min_samples", "latency_window_slots"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if self.repartition_retention_ms < 60_000:
+            raise ConfigError("repartition_retention_ms", "must be at least 60000 (a minute); a re-keyed event "
+                                                          f"must outlive a restart, got {self.repartition_retention_ms}")
+        if self.log_format not in LOG_FORMATS:
+            raise ConfigError("log_format", f"must be one of {', '.join(LOG_FORMATS)}, got {self.log_format!r}")
         if self.producer_linger_ms < 0:
             raise ValueError("producer_linger_ms must not be negative")
         if self.batch_within_ms < 0:

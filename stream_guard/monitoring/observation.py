@@ -4,7 +4,7 @@
 of the wrong type (that field then counts as zero), so a change to the verdict's contents changes what is
 counted, never whether the monitor runs. Fields read:
 
-    tenant, event_id, question_hash, produced_at (epoch ms), routing, flagged, latency_ms,
+    tenant, event_id, question_hash, produced_at_ms, routing, flagged, latency_ms,
     checks.faithfulness.details.claims / .grounded      -> claims checked / claims refused (not grounded)
     checks.citations.details.total / .mismatched        -> citations checked / mismatched
         (without details: mismatched = len(findings), total = mismatched / score)
@@ -121,7 +121,7 @@ def observe(verdict: Mapping[str, Any], fallback_at_ms: int | None = None) -> Ob
     routed = ROUTING_COUNTS.get(str(verdict.get("routing")))
     if routed is not None:
         counts[routed] = 1
-    produced = _count(verdict.get("produced_at"))
+    produced = _count(verdict.get("produced_at_ms"))
     return Observation(
         tenant=_text(verdict.get("tenant"), "default"),
         event_id=_text(verdict.get("event_id"), ""),

@@ -17,6 +17,8 @@ from stream_guard.events import Chunk
 from stream_guard.labels import Label
 from stream_guard.monitoring.windows import week_label
 
+# Of the review record (its `sg-schema-version` header); 1 is the first versioned shape, with produced_at_ms.
+REVIEW_VERSION = 1
 MAX_FINDINGS = 20
 MAX_CHANGES = 10
 
@@ -43,7 +45,7 @@ def review_item(verdict: Mapping[str, Any], context: Sequence[Chunk], week: int,
         "event_id": verdict.get("event_id"),
         "tenant": verdict.get("tenant"),
         "week": week_label(week),
-        "produced_at": verdict.get("produced_at"),
+        "produced_at_ms": verdict.get("produced_at_ms"),
         "question": verdict.get("question", ""),
         "context": _cut_context(context, max_context_chars),
         "delivered_answer": verdict.get("delivered_answer"),

@@ -8,6 +8,8 @@ them with SIGTERM exercises the clean shutdown (leave the group, flush, close Ro
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import os
 import signal
 import subprocess
@@ -19,10 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+import jsonschema
 import orjson
+from prometheus_client.parser import text_string_to_metric_families
 
 from stream_guard.agents.clients import partition_key, read_all, start_producer
 from stream_guard.agents.embedded_broker import die_with_parent, free_port
+from stream_guard.deadletter import view as dead_letter_view
+from stream_guard.schemas import by_name, schema
 from stream_guard.settings import StreamSettings, TopicNames, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -118,6 +124,12 @@ class Worker:
     def metrics(self) -> str:
         return self.get("/metrics")[1].decode()
 
+    def series(self, sample: str, **labels: str) -> list[tuple[dict[str, str], float]]:
+        """The samples named `sample` (`..._total`, `..._sum`, a gauge's name) whose labels include `labels`,
+        read with prometheus_client's own parser (label order on the page is not ours to rely on)."""
+        return [(s.labels, s.value) for family in text_string_to_metric_families(self.metrics())
+                for s in family.samples if s.name == sample and labels.items() <= s.labels.items()]
+
     def stop(self, timeout: float = 60.0) -> int:
         """SIGTERM: Faust leaves the group, flushes the producer and closes RocksDB."""
         assert self.proc is not None
@@ -199,10 +211,55 @@ def produce(names: Names, payloads: Sequence[bytes | None], pace_s: float = 0.0,
     asyncio.run(_produce(names.broker, names.topics.answers, payloads, pace_s, keys, headers))
 
 
-def read_json(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[dict[str, Any]]:
-    """Records of `topic` from the beginning, decoded, until `until` arrived or `timeout` passed."""
+def read_records(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[Any]:
+    """Records of `topic` from the beginning, as read (key, value, headers), until `until` or `timeout`.
+
+    Every verdict, alert, metrics summary and dead letter read here is validated against its published
+    schema (verdicts strictly: an undeclared details key fails), so every broker test checks what it reads."""
     records = asyncio.run(read_all(names.broker, [topic], until, timeout))
+    check_published(names, topic, records)
+    return records
+
+
+def read_json(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[dict[str, Any]]:
+    """Records of `topic` from the beginning, decoded, until `until` arrived or `timeout` passed. Dead letters
+    come as `stream_guard.deadletter.view` gives them (error fields, original key, value and headers)."""
+    records = read_records(names, topic, until, timeout)
+    if topic == names.topics.dlq:
+        return [dead_letter_view(r.key, r.value, [(n, v or b"") for n, v in r.headers or ()]) for r in records]
     return [orjson.loads(r.value) for r in records]
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(schema_name: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema(by_name(schema_name), strict=True))
+
+
+_VALIDATED: set[bytes] = set()
+
+
+def check_published(names: Names, topic: str, records: Sequence[Any]) -> None:
+    """Validate records of a published topic against their schema (each distinct record once)."""
+    kinds = {names.topics.verdicts: "verdict", names.topics.alerts: "alert", names.topics.metrics: "metrics-summary",
+             names.topics.dlq: "dead-letter"}
+    kind = kinds.get(topic)
+    if kind is None:
+        return
+    for record in records:
+        headers = [(n, v or b"") for n, v in record.headers or ()]
+        digest = hashlib.blake2b(repr((record.value, headers)).encode(), digest_size=16).digest()
+        if digest in _VALIDATED:
+            continue
+        if kind == "dead-letter":
+            instance: Any = {n: v.decode("utf-8") for n, v in headers}
+        else:
+            instance = orjson.loads(record.value)
+            assert (headers and dict(headers).get("content-type") == b"application/json"
+                    and dict(headers).get("sg-schema") == kind.encode()), (topic, headers)
+        errors = sorted(_validator(kind).iter_errors(instance), key=lambda e: list(e.absolute_path))
+        assert not errors, f"{topic} record breaks the {kind} schema at {list(errors[0].absolute_path)}: " \
+                           f"{errors[0].message[:300]}"
+        _VALIDATED.add(digest)
 
 
 def wait_for(names: Names, topic: str, predicate: Any, timeout: float = 60.0) -> list[dict[str, Any]]:

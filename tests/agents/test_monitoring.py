@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -214,8 +213,8 @@ def monitored(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) ->
 
 def _owned(worker: Worker) -> set[int]:
     """The judging partitions a worker owns (from its lag gauges)."""
-    return {int(p) for p in re.findall(r'stream_guard_consumer_lag\{topic="[^"]*-answers-by-question",partition="(\d+)"',
-                                       worker.metrics())}
+    return {int(labels["partition"]) for labels, _ in worker.series("stream_guard_consumer_lag")
+            if labels["topic"].endswith("-answers-repartition")}
 
 
 def _local(client: Client) -> list[str]:
@@ -296,7 +295,7 @@ def test_each_rule_fires_once_where_the_numbers_moved_and_nowhere_else(monitored
     assert review["tenant"] == "cites" and review["evidence"]["wrong"] in (4, 5) and review["evidence"]["graded"] >= 10
     assert review["evidence"]["week"] == week
     dead = wait_for(names, names.topics.dlq, lambda rs: any(r.get("stage") == "label" for r in rs), timeout=30)
-    assert any("label" in str(r.get("error")) for r in dead if r.get("stage") == "label")
+    assert any("label" in str(r.get("field")) for r in dead if r.get("stage") == "label")
     # The labels topic dumped for backtests: the valid grades only, and the command stops at the end.
     dump = subprocess.run([sys.executable, "-m", "stream_guard.agents", "tail", "labels", "--from-beginning",
                            "--to-end", "--broker", names.broker], cwd=REPO, env={**os.environ, **names.env()},
@@ -401,8 +400,7 @@ def test_a_replay_adds_nothing_and_lost_state_comes_back_from_the_changelogs(mon
 
 
 def _counter(worker: Worker, outcome: str) -> float:
-    return sum(float(v) for v in re.findall(rf'stream_guard_tenant_answers_total\{{outcome="{outcome}",tenant="[^"]*"\}} (\S+)',
-                                           worker.metrics()))
+    return sum(value for _, value in worker.series("stream_guard_tenant_answers_total", outcome=outcome))
 
 
 def test_a_tenant_sees_its_own_dashboard_and_nothing_of_anyone_else(monitored: dict[str, Any], browser: Any) -> None:

@@ -85,20 +85,18 @@ def test_alert_dedupe_records_are_pruned_after_their_ttl(names: Names, tmp_path:
     history = [(r.key, r.value is None) for r in records()]
     # Written when the alert went out, then a tombstone once the TTL passed: compaction drops both.
     assert history == [(alert["alert_id"].encode(), False), (alert["alert_id"].encode(), True)], history
-    assert re.search(r'stream_guard_state_records_pruned_total\{table="alerts-sent"\} [1-9]', worker.metrics())
+    assert sum(value for _, value in worker.series("stream_guard_state_records_pruned_total", table="alerts-sent")) >= 1
     # Past the TTL the same cause pages again: the dedupe window is the TTL, not forever.
     produce(names, [lie])
     wait_for(names, names.topics.alerts, lambda rs: len(rs) >= 2)
 
 
 def owned_partitions(worker: Worker, topic: str) -> set[int]:
-    return {int(p) for p in re.findall(
-        rf'stream_guard_consumer_lag{{topic="{re.escape(topic)}",partition="(\d+)"}}', worker.metrics())}
+    return {int(labels["partition"]) for labels, _ in worker.series("stream_guard_consumer_lag", topic=topic)}
 
 
 def verdict_counts(worker: Worker) -> int:
-    return sum(int(float(v)) for v in re.findall(r"^stream_guard_verdicts_total\{[^}]*\} (\S+)$", worker.metrics(),
-                                                 flags=re.MULTILINE))
+    return sum(int(value) for _, value in worker.series("stream_guard_verdicts_total"))
 
 
 def many_events(prefix: str, n: int, questions: int) -> list[bytes]:

@@ -25,3 +25,36 @@ def test_a_bad_setting_stops_the_worker_before_it_connects(env: dict[str, str], 
                           env={**os.environ, **env})
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert needle in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _worker(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k != "STREAM_GUARD_BROKER"}
+    return subprocess.run([sys.executable, "-m", "stream_guard.agents", "worker", "--without-web", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=60, env={**clean, **(env or {})})
+
+
+def test_a_worker_without_a_broker_exits_non_zero_and_says_how_to_give_one() -> None:
+    """A container missing STREAM_GUARD_BROKER must fail, not look healthy on a private in-memory broker."""
+    proc = _worker()
+    assert proc.returncode == 2
+    assert "no broker configured: pass --broker HOST:PORT or set STREAM_GUARD_BROKER" in proc.stderr
+    assert "--embedded" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_embedded_and_a_configured_broker_are_refused_together() -> None:
+    proc = _worker("--embedded", env={"STREAM_GUARD_BROKER": "127.0.0.1:9"})
+    assert proc.returncode == 2 and "choose one" in proc.stderr
+
+
+def test_an_unknown_preset_stops_the_worker_with_the_key() -> None:
+    proc = _worker("--preset", "nonsense", "--broker", "127.0.0.1:9")
+    assert proc.returncode == 2 and "preset: unknown preset 'nonsense'" in proc.stderr
+
+
+@pytest.mark.parametrize(("env", "needle"), [
+    ({"STREAM_GUARD_LOG_FORMAT": "xml"}, "log_format: must be one of text, json, got 'xml'"),
+    ({"STREAM_GUARD_REPARTITION_RETENTION_MS": "10"}, "repartition_retention_ms: must be at least 60000"),
+])
+def test_new_settings_are_checked_at_start(env: dict[str, str], needle: str) -> None:
+    proc = _worker("--broker", "127.0.0.1:9", env=env)
+    assert proc.returncode == 2 and needle in proc.stderr

@@ -7,6 +7,7 @@ records on the output topics.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from stream_guard.events import EventError, decode_event
 from stream_guard.pipeline import Guard
 from stream_guard.text import question_hash
 
-from streamkit import REPO, Names, Worker, event, produce, read_json, wait_for
+from streamkit import REPO, Names, Worker, event, produce, read_json, read_records, wait_for
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(240)]
 
@@ -89,9 +90,9 @@ def test_every_event_gets_exactly_one_verdict_with_the_offline_routing(guarded: 
         assert v["question_hash"] == question_hash(v["tenant"], v["question"])
 
     # The two bad demo lines went to the dead-letter topic, not into a verdict.
-    dead = wait_for(names, names.topics.dlq, lambda rs: len([r for r in rs if b"demo-bad" in
-                                                              str(r.get("payload")).encode()]) >= 2)
-    reasons = {r["error"]["field"] for r in dead if "demo-bad" in str(r.get("payload"))}
+    dead = wait_for(names, names.topics.dlq, lambda rs: len([r for r in rs if "demo-bad" in
+                                                              str(r.get("value"))]) >= 2)
+    reasons = {r["field"] for r in dead if "demo-bad" in str(r.get("value"))}
     assert reasons == {"$", "answer"}
 
     tail = cli(names, "tail", "verdicts", "--from-beginning", "--max", str(len(verdicts)), "--format", "pretty")
@@ -172,12 +173,12 @@ def test_bad_messages_are_dead_lettered_and_the_worker_keeps_going(guarded: tupl
     assert worker.proc is not None and worker.proc.poll() is None
 
     def mine(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [r for r in records if r["source"]["topic"] == names.topics.answers and any(
-            marker in str(r.get("payload", "")) or r.get("payload_encoding") == "base64"
+        return [r for r in records if r["original_topic"] == names.topics.answers and any(
+            marker in str(r.get("value", "")) or r.get("value_encoding") == "base64"
             for marker in ("bad-", '["an"'))]
 
     dead = wait_for(names, names.topics.dlq, lambda rs: len(mine(rs)) >= len(bad))
-    by_reason = {r["error"]["reason"]: r for r in mine(dead)}
+    by_reason = {r["reason"]: r for r in mine(dead)}
     reasons = " | ".join(by_reason)
     assert "not valid JSON" in reasons
     assert "is required" in reasons
@@ -185,13 +186,14 @@ def test_bad_messages_are_dead_lettered_and_the_worker_keeps_going(guarded: tupl
     assert "over the limit of" in reasons
     assert "not valid UTF-8" in reasons
     assert "must be a JSON object" in reasons
+    # The original value, whole: the 5 MB answer too (no cut, no wrapping), the bytes that were not UTF-8 too.
     huge = next(r for reason, r in by_reason.items() if "bytes, over the limit" in reason)
-    assert huge["payload_truncated"] and huge["payload_bytes"] > 5_000_000 and huge["payload_sha256"]
+    assert huge["value_bytes"] == len(bad["huge"]) and huge["value"] == bad["huge"].decode()
     utf8 = next(r for reason, r in by_reason.items() if "UTF-8" in reason)
-    assert utf8["payload_encoding"] == "base64"
+    assert utf8["value_encoding"] == "base64" and base64.b64decode(utf8["value"]) == bad["utf8"]
     for record in mine(dead):
-        assert record["stage"] == "decode"
-        assert {"topic", "partition", "offset"} <= set(record["source"])
+        assert record["stage"] == "decode" and record["worker"] == "w1"
+        assert {"original_partition", "original_offset", "original_timestamp_ms", "failed_at_ms"} <= set(record)
 
 
 def test_metrics_are_served_and_published_and_the_budget_alert_fires_once(guarded: tuple[Names, Worker]) -> None:
@@ -204,17 +206,38 @@ def test_metrics_are_served_and_published_and_the_budget_alert_fires_once(guarde
 
     status, _ = worker.get("/healthz")
     assert status == 200
+    # prometheus_client's own parser reads the whole page; the latencies are real histograms.
     families = {f.name: f for f in parser.text_string_to_metric_families(worker.metrics())}
+    for name in ("stream_guard_processing_seconds", "stream_guard_end_to_end_seconds",
+                 "stream_guard_hallucination_score"):
+        family = families[name]
+        assert family.type == "histogram", name
+        buckets = [s for s in family.samples if s.name.endswith("_bucket")]
+        assert buckets and any(s.labels["le"] == "+Inf" for s in buckets)
     e2e = families["stream_guard_end_to_end_seconds"]
-    counts = [s.value for s in e2e.samples if s.name.endswith("_count")]
-    assert sum(counts) >= 12
-    quantiles = {s.labels["quantile"] for s in families["stream_guard_latency_recent_seconds"].samples}
-    assert quantiles == {"0.5", "0.95", "0.99"}
+    assert sum(s.value for s in e2e.samples if s.name.endswith("_count")) >= 12
+    assert {"topic", "partition"} <= set(e2e.samples[0].labels)
+    score_count = next(s for s in families["stream_guard_hallucination_score"].samples if s.name.endswith("_count"))
+    assert score_count.value >= 12
+    routed = {s.labels["routing"] for s in families["stream_guard_verdicts"].samples}
+    assert "accept" in routed
+    assert "stream_guard_latency_recent_seconds" not in families  # no gauges with a quantile label
     lag_topics = {s.labels["topic"] for s in families["stream_guard_consumer_lag"].samples}
     assert lag_topics == {names.topics.answers, names.settings().by_question_topic}
+    # Build, process and Python; Kafka as Faust and aiokafka see it; the judge child's own process figures.
+    [build] = families["stream_guard_build_info"].samples
+    assert build.labels["version"] and build.labels["faust_streaming"] == "0.15.3" and build.value == 1
+    for name in ("process_cpu_seconds", "process_resident_memory_bytes", "python_info", "python_gc_objects_collected",
+                 "stream_guard_judge_process_cpu_seconds", "stream_guard_kafka_rebalances",
+                 "stream_guard_kafka_commit_seconds", "stream_guard_kafka_send_errors", "stream_guard_checks_flagged",
+                 "stream_guard_dead_letters", "stream_guard_judge_replaced"):
+        assert name in families, name
+    assert next(s for s in families["stream_guard_kafka_rebalances"].samples).value >= 1
+    commits = next(s for s in families["stream_guard_kafka_commit_seconds"].samples if s.name.endswith("_count"))
+    assert commits.value >= 1
 
     summaries = read_json(names, names.topics.metrics, until=10**9, timeout=2.0)
-    assert summaries and all(s["kind"] == "partition_latency" for s in summaries)
+    assert summaries and all(s["kind"] == "partition_latency" and s["version"] == 2 for s in summaries)
     assert any(s["recent"]["end_to_end_ms"].get("p99") for s in summaries)
 
     latency = [a for a in read_json(names, names.topics.alerts, until=10**9, timeout=1.0)
@@ -222,3 +245,52 @@ def test_metrics_are_served_and_published_and_the_budget_alert_fires_once(guarde
     assert latency, "the 0.001 ms budget must have been breached"
     per_partition = [a["evidence"]["partition"] for a in latency]
     assert len(per_partition) == len(set(per_partition))  # once per breach, not once per interval
+
+
+TRACE = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
+def test_the_trace_context_comes_back_on_the_verdict_and_alert_by_either_path(guarded: tuple[Names, Worker]) -> None:
+    """An event keyed by its question hash is judged where it lands; an unkeyed one goes through the re-keyed
+    topic first. Either way its traceparent and tracestate come back on its verdict and alerts, with what the
+    record is and which event it is about."""
+    names, _ = guarded
+    question = "What is the refund window for earbuds?"
+    context = ["Earbuds can be returned within 14 days of delivery."]
+    traces = {"tr-keyed": TRACE, "tr-rekeyed": TRACE.replace("00f067aa", "11f067aa")}
+    payloads = [event(eid, question, context, "Earbuds can be returned within 30 days of delivery.",
+                      tenant=f"trace-{eid}") for eid in traces]
+    keys = [question_hash("trace-tr-keyed", question).encode(), None]
+    headers = [[("traceparent", traces[eid].encode()), ("tracestate", b"vendor=abc"), ("app", b"rag-7")]
+               for eid in traces]
+    produce(names, payloads, keys=keys, headers=headers)
+    wait_for(names, names.topics.alerts, lambda rs: len(by_event(rs, "tr-")) >= 2)
+    for topic in (names.topics.verdicts, names.topics.alerts):
+        records = [r for r in read_records(names, topic, until=10**9, timeout=2.0)
+                   if orjson.loads(r.value).get("event_id") in traces]
+        assert len(records) == 2, topic
+        for record in records:
+            body = orjson.loads(record.value)
+            got = dict(record.headers)
+            assert got["traceparent"] == traces[body["event_id"]].encode()
+            assert got["tracestate"] == b"vendor=abc"
+            assert got["sg-event-id"] == body["event_id"].encode()
+            assert got["content-type"] == b"application/json"
+            assert got["sg-schema-version"] == str(body["version"]).encode()
+    # The unkeyed one really took the hop, and its copy kept the producer's headers.
+    copies = [r for r in read_records(names, names.settings().by_question_topic, until=10**9, timeout=2.0)
+              if b"tr-rekeyed" in r.value]
+    assert copies and dict(copies[0].headers)["traceparent"] == traces["tr-rekeyed"].encode()
+    assert dict(copies[0].headers)["app"] == b"rag-7"
+
+
+def test_an_invalid_traceparent_is_not_passed_on(guarded: tuple[Names, Worker]) -> None:
+    names, _ = guarded
+    produce(names, [event("tr-bad", "Is the lounge open on Sundays?", ["The lounge is open every day."],
+                          "The lounge is open every day.")],
+            headers=[[("traceparent", b"00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
+                      ("tracestate", b"vendor=abc")]])
+    wait_for(names, names.topics.verdicts, lambda rs: len(by_event(rs, "tr-bad")) >= 1)
+    [record] = [r for r in read_records(names, names.topics.verdicts, until=10**9, timeout=2.0)
+                if b'"tr-bad"' in r.value]
+    assert "traceparent" not in dict(record.headers) and "tracestate" not in dict(record.headers)

@@ -35,10 +35,12 @@ def test_rewrite_and_discard_lines_name_the_strategy() -> None:
 def test_alert_dead_letter_and_metrics_lines() -> None:
     assert alert_line({"severity": "critical", "kind": "critical_risk", "summary": "critical risk in evt-1"}) \
         .startswith("⚠ ALERT critical")
-    dlq = dead_letter_line({"stage": "decode", "source": {"topic": "rag.answers", "partition": 0, "offset": 7},
-                            "error": {"field": "$", "reason": "payload is not valid JSON"},
-                            "payload_bytes": 5_000_000, "payload_truncated": True})
-    assert "rag.answers[0]@7" in dlq and "not valid JSON" in dlq and "truncated" in dlq
+    dlq = dead_letter_line({"stage": "decode", "original_topic": "rag.answers", "original_partition": "0",
+                            "original_offset": "7", "field": "$", "reason": "payload is not valid JSON",
+                            "value_bytes": 5_000_000})
+    assert "rag.answers[0]@7" in dlq and "not valid JSON" in dlq and "5000000 bytes" in dlq
+    omitted = dead_letter_line({"stage": "decode", "field": "$", "reason": "too big", "value_omitted": "9000000"})
+    assert "9000000 bytes, not carried" in omitted
     metrics = metrics_line({"topic": "q", "partition": 2, "lag": 0,
                             "interval": {"end_to_end_ms": {"count": 10}},
                             "recent": {"end_to_end_ms": {"p50": 12.34, "p99": 40.0}, "processing_ms": {}}})

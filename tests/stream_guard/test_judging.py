@@ -138,15 +138,14 @@ def test_poison_payloads_cost_only_themselves(guard: Guard) -> None:
 def test_a_verdict_that_cannot_be_serialised_fails_alone(guard: Guard, monkeypatch: pytest.MonkeyPatch) -> None:
     from stream_guard import verdict as verdict_module
 
-    to_dict = verdict_module.Verdict.to_dict
+    to_json = verdict_module.Verdict.to_json
 
-    def broken_for_t1(self: Any) -> dict[str, Any]:
-        body = to_dict(self)
+    def broken_for_t1(self: Any) -> bytes:
         if self.event_id == "t1":
-            body["unserialisable"] = object()
-        return body
+            return verdict_module._ENCODER.encode({"unserialisable": object()})
+        return to_json(self)
 
-    monkeypatch.setattr(verdict_module.Verdict, "to_dict", broken_for_t1)
+    monkeypatch.setattr(verdict_module.Verdict, "to_json", broken_for_t1)
     batch = judge_payloads(guard, other_tenants(3), {}, now_ms=1)
     assert [(i.event_id, i.ok) for i in batch.items] == [("t0", True), ("t1", False), ("t2", True)]
     assert batch.items[1].error_stage == "judge" and "could not be serialised" in (batch.items[1].error_reason or "")

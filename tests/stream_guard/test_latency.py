@@ -1,4 +1,4 @@
-"""Latency histograms: quantile accuracy, windows, merging, and valid Prometheus text."""
+"""Latency histograms: quantile accuracy, windows, merging, and the metrics topic's summaries."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import random
 
 import pytest
 
-from stream_guard.latency import Histogram, LatencyRegistry, WindowedHistogram, merged, render_prometheus
+import msgspec
+
+from stream_guard.latency import Histogram, LatencyRegistry, PartitionLatencySummary, WindowedHistogram, merged
 
 
 def exact_quantile(values: list[float], q: float) -> float:
@@ -51,7 +53,7 @@ def test_merge_equals_recording_everything_once() -> None:
     combined = merged([a, b])
     assert combined.count == both.count and combined.sum_ms == pytest.approx(both.sum_ms)
     assert combined.quantile(0.99) == both.quantile(0.99)
-    assert combined.cumulative_prom_counts() == both.cumulative_prom_counts()
+    assert combined.counts == both.counts
 
 
 def test_window_forgets_old_intervals_but_total_does_not() -> None:
@@ -74,7 +76,10 @@ def test_registry_summaries_carry_interval_recent_and_lag() -> None:
     reg.observe("answers-by-q", 1, processing_ms=3.0, end_to_end_ms=None, routing="discard")
     reg.set_lag("answers-by-q", 1, 7)
     reg.set_lag("rag.answers", 0, -2)
-    [summary] = reg.summaries(worker="w1", at_ms=1000, interval_s=10.0)
+    [record] = reg.summaries(worker="w1", at_ms=1000, interval_s=10.0)
+    summary = msgspec.json.decode(record.to_json())
+    assert msgspec.json.decode(record.to_json(), type=PartitionLatencySummary) == record
+    assert summary["version"] == 2 and summary["published_at_ms"] == 1000 and summary["kind"] == "partition_latency"
     assert summary["partition"] == 1 and summary["lag"] == 7 and summary["window_s"] == 30.0
     assert summary["interval"]["processing_ms"]["count"] == 51
     assert summary["interval"]["end_to_end_ms"]["count"] == 50
@@ -82,32 +87,6 @@ def test_registry_summaries_carry_interval_recent_and_lag() -> None:
     assert reg.lag[("rag.answers", 0)] == 0
     reg.forget_lag([("answers-by-q", 1)])
     assert ("rag.answers", 0) not in reg.lag
-
-
-def test_prometheus_text_parses_and_has_cumulative_buckets() -> None:
-    parser = pytest.importorskip("prometheus_client.parser")
-    reg = LatencyRegistry()
-    for ms in (0.5, 3.0, 30.0, 120.0, 90_000.0):
-        reg.observe('we"ird\\topic', 0, processing_ms=ms, end_to_end_ms=ms * 2, routing="accept")
-    reg.set_lag("rag.answers", 2, 5)
-    reg.dead_letters["decode"] += 3
-    reg.alerts["critical_risk"] += 1
-    reg.alerts_suppressed["critical_risk"] += 2
-    text = render_prometheus(reg, budget_ms=50.0, extra_gauges={"stream_guard_uptime_seconds": 12.5})
-    families = {f.name: f for f in parser.text_string_to_metric_families(text)}
-    hist = families["stream_guard_processing_seconds"]
-    buckets = [s for s in hist.samples if s.name.endswith("_bucket")]
-    assert [s.value for s in buckets] == sorted(s.value for s in buckets)  # cumulative
-    assert buckets[-1].labels["le"] == "+Inf" and buckets[-1].value == 5
-    assert buckets[0].labels["topic"] == 'we"ird\\topic'
-    count = next(s for s in hist.samples if s.name.endswith("_count"))
-    assert count.value == 5
-    lag = families["stream_guard_consumer_lag"].samples[0]
-    assert lag.labels == {"topic": "rag.answers", "partition": "2"} and lag.value == 5
-    assert families["stream_guard_dead_letters"].samples[0].value == 3
-    assert families["stream_guard_latency_budget_seconds"].samples[0].value == 0.05
-    quantiles = families["stream_guard_latency_recent_seconds"].samples
-    assert {s.labels["quantile"] for s in quantiles} == {"0.5", "0.95", "0.99"}
 
 
 # --- what producers write cannot page operators or grow /metrics ----------------------------------------------
@@ -147,5 +126,3 @@ def test_made_up_partitions_share_one_overflow_series():
         registry.observe("rag.answers", partition, 1.0, 2.0, "accept")
     assert len(registry.partitions) == 4
     assert registry.partitions[OVERFLOW].processing.total.count == 97
-    text = render_prometheus(registry)
-    assert text.count('stream_guard_verdicts_total{') == 4

@@ -1,3 +1,4 @@
+import msgspec
 import pytest
 
 from stream_guard.config import DetectorConfig
@@ -19,8 +20,8 @@ def test_confident_lie_is_patched_from_the_source(guard):
     verdict, record = guard.evaluate(RETURN_POLICY)
     assert verdict.risk == "critical" and verdict.routing == "healed_accept"
     assert "14 days" in verdict.delivered_answer and "30 days" not in verdict.delivered_answer
-    assert verdict.healing["strategy"] == "contradiction_patch"
-    assert any(c["before"] == "30 days" and c["after"] == "14 days" for c in verdict.healing["changes"])
+    assert verdict.healing.strategy == "contradiction_patch"
+    assert any(c.before == "30 days" and c.after == "14 days" for c in verdict.healing.changes)
     assert record is not None  # the healed answer was delivered, so it enters drift history
 
 
@@ -28,7 +29,7 @@ def test_fabricated_researchers_never_reach_the_user(guard):
     verdict, _ = guard.evaluate(FABRICATED_CITATION)
     assert verdict.flagged and verdict.risk in ("high", "critical")
     assert "Harrison" not in verdict.delivered_answer and "2204.09876" not in verdict.delivered_answer
-    kinds = {s["type"] for s in verdict.hallucinated_statements}
+    kinds = {s.type for s in verdict.hallucinated_statements}
     assert "fabricated_entity" in kinds
 
 
@@ -145,7 +146,7 @@ def test_answers_without_a_question_never_share_drift_history(guard):
     # They neither read nor join a history, so they share no state at all (stream_guard/parallel.py spreads
     # them over processes freely, and the drift table keeps no hot "empty question" key).
     assert updated == {}
-    assert all(v.checks["drift"]["details"]["history"] == 0 for v in verdicts)
+    assert all(v.checks.drift.details["history"] == 0 for v in verdicts)
 
 
 def test_a_redelivered_event_counts_once_in_history_and_is_judged_as_the_first_time(guard):
@@ -160,7 +161,7 @@ def test_a_redelivered_event_counts_once_in_history_and_is_judged_as_the_first_t
     (again,), after_again = guard.evaluate_batch([drifted], {key: after_first[key]})
     assert len(after_first[key]) == 4 and after_again[key] == after_first[key]
     assert "drift" in first.triggered
-    assert again.checks["drift"] == first.checks["drift"] | {"latency_ms": again.checks["drift"]["latency_ms"]}
+    assert msgspec.structs.replace(again.checks.drift, latency_ms=0.0) == msgspec.structs.replace(first.checks.drift, latency_ms=0.0)
     # History records carry a digest of the event id, never the id itself.
     assert all("late" not in str(value) for value in after_first[key][-1].values())
 

@@ -12,7 +12,8 @@ def test_defaults_are_valid_and_name_the_issue_topics() -> None:
     assert s.topics == TopicNames()
     assert (s.topics.answers, s.topics.verdicts, s.topics.alerts, s.topics.dlq, s.topics.metrics) == (
         "rag.answers", "guard.verdicts", "guard.alerts", "guard.dlq", "guard.metrics")
-    assert s.by_question_topic == "stream-guard-answers-by-question"
+    assert s.by_question_topic == "stream-guard-answers-repartition"
+    assert s.repartition_retention_ms == 24 * 3600 * 1000 and s.log_format == "text"
     assert s.broker is None
 
 
@@ -80,7 +81,10 @@ def test_validation_refuses_unworkable_settings(overrides: dict) -> None:
 def test_with_overrides_keeps_other_fields() -> None:
     s = StreamSettings(app_id="guard-a").with_overrides(broker="127.0.0.1:9092")
     assert s.app_id == "guard-a" and s.broker == "127.0.0.1:9092"
-    assert s.by_question_topic == "guard-a-answers-by-question"
+    assert s.by_question_topic == "guard-a-answers-repartition"
+    # An existing deployment keeps its pre-0.2 topic by naming it.
+    kept = load_settings(env={"STREAM_GUARD_TOPIC_REPARTITION": "guard-a-answers-by-question"})
+    assert kept.by_question_topic == "guard-a-answers-by-question"
     assert s.batch_within_s == 0.0  # greedy batches by default: no waiting for a batch to fill
     assert s.with_overrides(batch_within_ms=5).batch_within_s == pytest.approx(0.005)
 

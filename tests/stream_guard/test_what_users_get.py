@@ -47,15 +47,15 @@ def test_record_fields_ground_their_paraphrases(guard):
               "reservations. It is open from 4 PM to 9 PM on weekdays.")
     verdict, _ = guard.evaluate(event(answer))
     assert verdict.routing == "accept" and verdict.delivered_answer == answer
-    assert verdict.checks["faithfulness"]["score"] == 1.0
+    assert verdict.checks.faithfulness.score == 1.0
 
 
 def test_a_claim_against_a_false_field_is_caught(guard):
     answer = "Holdren's Grill offers valet parking and a casual atmosphere. It is open from 4 PM to 9 PM."
     verdict, _ = guard.evaluate(event(answer))
-    evidence = " ".join(s["evidence"] for s in verdict.hallucinated_statements)
+    evidence = " ".join(s.evidence for s in verdict.hallucinated_statements)
     assert "BusinessParking.valet" in evidence and "Ambience.casual" in evidence
-    assert verdict.checks["faithfulness"]["details"]["field_conflicts"] == 2
+    assert verdict.checks.faithfulness.details["field_conflicts"] == 2
 
 
 def test_a_json_dump_is_never_delivered_as_a_repair(guard):
@@ -83,7 +83,7 @@ def test_two_models_with_faithful_but_different_answers_are_both_delivered_while
     assert any(a.kind == "drift" for a in alerts_for_verdict(verdict.to_dict()))  # ... and alerted ...
     assert not verdict.flagged and verdict.routing == "accept"  # ... but the grounded answer is delivered
     assert verdict.delivered_answer == second and record is not None
-    assert verdict.quality["drift_penalty"] == pytest.approx(0.20)  # the seed's formula still applies
+    assert verdict.quality.drift_penalty == pytest.approx(0.20)  # the seed's formula still applies
 
 
 def test_the_seed_library_keeps_drift_deciding():
@@ -101,7 +101,7 @@ def test_three_weeks_against_twenty_one_days_is_kept(guard):
     answer = "You can return items within three weeks of delivery."
     verdict, _ = guard.evaluate(event(answer, context, "How long do I have to return an item?"))
     assert verdict.routing == "accept" and verdict.delivered_answer == answer
-    assert verdict.checks["faithfulness"]["score"] == 1.0
+    assert verdict.checks.faithfulness.score == 1.0
 
 
 @pytest.mark.parametrize("confidence_threshold", [0.0, 0.5, 1.0])

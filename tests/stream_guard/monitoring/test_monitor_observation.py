@@ -49,7 +49,7 @@ def test_citations_without_details_fall_back_on_the_score_and_findings():
 
 
 def test_wrong_types_are_ignored_not_raised():
-    verdict = {"tenant": 7, "event_id": ["x"], "produced_at": "yesterday", "flagged": "yes", "routing": {},
+    verdict = {"tenant": 7, "event_id": ["x"], "produced_at_ms": "yesterday", "flagged": "yes", "routing": {},
                "checks": {"faithfulness": {"details": {"claims": "3", "grounded": -1}}, "drift": [1],
                           "citations": {"details": {"total": True, "mismatched": 2.0}}}, "latency_ms": float("inf")}
     obs = observe(verdict, fallback_at_ms=9)
@@ -62,7 +62,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
                                                                                         max_size=4), max_leaves=12)
 
 
-@given(st.dictionaries(st.sampled_from(["tenant", "event_id", "produced_at", "flagged", "routing", "checks",
+@given(st.dictionaries(st.sampled_from(["tenant", "event_id", "produced_at_ms", "flagged", "routing", "checks",
                                         "latency_ms", "question_hash"]), json_values))
 def test_any_verdict_shape_gives_an_observation_that_survives_the_wire(verdict):
     obs = observe(verdict, fallback_at_ms=1)

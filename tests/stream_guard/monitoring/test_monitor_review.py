@@ -23,7 +23,7 @@ def test_a_grade_joins_its_sample_in_either_order_and_a_regrade_goes_through_aga
 
 def test_a_review_item_has_what_a_grader_needs_and_cuts_long_context_saying_so():
     verdict = {"event_id": "e1", "tenant": "acme", "question": "Refund window?", "delivered_answer": "14 days.",
-               "original_answer": "30 days.", "routing": "healed_accept", "risk": "high", "produced_at": 5,
+               "original_answer": "30 days.", "routing": "healed_accept", "risk": "high", "produced_at_ms": 5,
                "hallucinated_statements": [{"type": "contradiction", "statement": "30 days."}] * 30,
                "healing": {"strategy": "contradiction_patch", "changes": [{"from": "30", "to": "14"}]},
                "checks": {"faithfulness": {"score": 0.5, "flagged": True, "details": {"claims": 2}}}}

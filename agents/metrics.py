@@ -1,0 +1,223 @@
+"""What a worker serves at /metrics: prometheus_client metrics in a registry of the worker's own.
+
+- Latency per input partition, as real histograms: `stream_guard_processing_seconds` and
+  `stream_guard_end_to_end_seconds` (topic, partition). Label sets stay bounded: the partitions are those
+  `LatencyRegistry` keeps (at most `max_series`, the rest booked as topic "_overflow", partition "-1").
+- What the guard decided: verdicts by routing (and partition), checks that flagged an answer, the
+  distribution of `hallucination_score`; dead letters by stage, alerts by kind, and the counters of what was
+  refused or skipped (tombstones, implausible clocks, Faust's acknowledgements of skipped messages).
+- Kafka health as Faust and aiokafka see it: rebalances and their duration (GuardMonitor, Faust's sensor
+  API), offset commits (their latency and failures, timed around the consumer's commit in
+  agents/transport.py), send errors per topic (our sends bypass Faust's topic layer, so we count them).
+- The process: prometheus_client's process, platform and GC collectors, the judge child's CPU and memory
+  (`stream_guard_judge_process_*`), and `stream_guard_build_info`.
+
+The per-partition quantile summaries of the metrics topic come from stream_guard/latency.py, not from here.
+"""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any, Callable, Iterable, Iterator
+
+from faust.sensors import Monitor
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    GCCollector,
+    Histogram,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
+    generate_latest,
+)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+import stream_guard
+from stream_guard.latency import LatencyRegistry, PartitionKey
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+# Seconds. Processing is a batch's whole trip (judge, sends acknowledged); end to end adds time in Kafka.
+LATENCY_BUCKETS_S = (0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0,
+                     2.0, 5.0, 10.0, 30.0, 60.0, float("inf"))
+SCORE_BUCKETS = tuple(round(0.05 * i, 2) for i in range(1, 20)) + (1.0,)
+# Rebalances include table recovery; commits are usually milliseconds.
+REBALANCE_BUCKETS_S = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, float("inf"))
+COMMIT_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, float("inf"))
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@dataclass
+class Gauges:
+    """Values read at scrape time (the worker's state), set by the service once it exists."""
+
+    latency_budget_s: float = 0.0
+    event_budget_s: float = 0.0
+    unacknowledged: Callable[[], int] = lambda: 0
+    judge_replaced: Callable[[], int] = lambda: 0
+    refused_acks: Callable[[], int] = lambda: 0
+
+
+@dataclass
+class WorkerMetrics:
+    latency: LatencyRegistry
+    judge_pid: Callable[[], int | None] = lambda: None
+    gauges: Gauges = field(default_factory=Gauges)
+    registry: CollectorRegistry = field(init=False)
+
+    def __post_init__(self) -> None:
+        # No `_created` series beside every counter and histogram: Prometheus does not read them, and they
+        # double what a scrape carries. (A process-wide switch: this process is a worker.)
+        disable_created_metrics()
+        r = self.registry = CollectorRegistry(auto_describe=True)
+        part = ["topic", "partition"]
+        self.processing = Histogram(
+            "stream_guard_processing_seconds",
+            "Time from a judge batch's arrival to the event's verdict being acknowledged by the broker.",
+            part, buckets=LATENCY_BUCKETS_S, registry=r)
+        self.end_to_end = Histogram(
+            "stream_guard_end_to_end_seconds",
+            "Time from the event's produced_at (else its Kafka timestamp) to its verdict being acknowledged.",
+            part, buckets=LATENCY_BUCKETS_S, registry=r)
+        self.verdicts = Counter("stream_guard_verdicts", "Verdicts sent (or events failed), by input partition "
+                                "and routing.", [*part, "routing"], registry=r)
+        self.checks_flagged = Counter("stream_guard_checks_flagged", "Answers a check flagged on its own, by check.",
+                                      ["check"], registry=r)
+        self.score = Histogram("stream_guard_hallucination_score", "hallucination_score of judged answers.",
+                               buckets=SCORE_BUCKETS, registry=r)
+        self.dead_letters = Counter("stream_guard_dead_letters", "Events sent to the dead-letter topic, by stage.",
+                                    ["stage"], registry=r)
+        self.dead_letter_values_omitted = Counter(
+            "stream_guard_dead_letter_values_omitted",
+            "Dead letters sent without their value because the record would not fit the topic or the producer.",
+            registry=r)
+        self.alerts = Counter("stream_guard_alerts", "Alerts sent, by kind.", ["kind"], registry=r)
+        self.alerts_suppressed = Counter(
+            "stream_guard_alerts_suppressed",
+            "Alerts not sent again because their alert_id was already sent (redelivery or replay).", ["kind"],
+            registry=r)
+        self.pruned = Counter("stream_guard_state_records_pruned", "State records deleted after their time to live.",
+                              ["table"], registry=r)
+        self.tombstones = Counter("stream_guard_tombstones_skipped",
+                                  "Input messages with no value (tombstones): skipped, not judged.", ["topic"],
+                                  registry=r)
+        self.clock_ignored = Counter(
+            "stream_guard_clock_values_ignored",
+            "produced_at values (or Kafka timestamps) too implausible to start the end-to-end clock.", ["reason"],
+            registry=r)
+        self.send_errors = Counter("stream_guard_kafka_send_errors", "Messages the broker did not acknowledge, by "
+                                   "topic (the worker then stops: its inputs are redelivered).", ["topic"], registry=r)
+        self.rebalances = Counter("stream_guard_kafka_rebalances", "Consumer group rebalances this worker took "
+                                  "part in.", registry=r)
+        self.rebalance_seconds = Histogram("stream_guard_kafka_rebalance_seconds", "From a rebalance's start to "
+                                           "its end, table recovery included.", buckets=REBALANCE_BUCKETS_S,
+                                           registry=r)
+        self.assignment_errors = Counter("stream_guard_kafka_assignment_errors",
+                                         "Partition assignments that failed.", registry=r)
+        self.commit_seconds = Histogram("stream_guard_kafka_commit_seconds", "Offset commits to the broker, "
+                                        "by how long they took.", buckets=COMMIT_BUCKETS_S, registry=r)
+        self.commit_failures = Counter("stream_guard_kafka_commit_failures", "Offset commits that failed.",
+                                       registry=r)
+        Info("stream_guard_build", "The running build.", registry=r).info({
+            "version": stream_guard.__version__, "python": platform.python_version(),
+            "faust_streaming": _version("faust-streaming"), "aiokafka": _version("aiokafka"),
+            "prometheus_client": _version("prometheus-client")})
+        ProcessCollector(registry=r)
+        ProcessCollector(namespace="stream_guard_judge", pid=self._judge_pid, registry=r)
+        PlatformCollector(registry=r)
+        GCCollector(registry=r)
+        r.register(_StateCollector(self))
+        self._partition_children: dict[PartitionKey, tuple[Any, Any]] = {}
+
+    def _judge_pid(self) -> int | str:
+        pid = self.judge_pid()
+        return pid if pid is not None else "no-judge"  # /proc/no-judge does not exist: no judge samples
+
+    def observe(self, topic: str, partition: int, processing_ms: float, end_to_end_ms: float | None,
+                routing: str | None) -> None:
+        key = self.latency.observe(topic, partition, processing_ms, end_to_end_ms, routing)
+        children = self._partition_children.get(key)
+        if children is None:
+            labels = (key[0], str(key[1]))
+            children = self._partition_children[key] = (self.processing.labels(*labels), self.end_to_end.labels(*labels))
+        children[0].observe(processing_ms / 1000.0)
+        if end_to_end_ms is not None:
+            children[1].observe(end_to_end_ms / 1000.0)
+        if routing:
+            self.verdicts.labels(key[0], str(key[1]), routing).inc()
+
+    def judged(self, score: float | None, checks_flagged: Iterable[str]) -> None:
+        if score is not None:
+            self.score.observe(score)
+        for check in checks_flagged:
+            self.checks_flagged.labels(check).inc()
+
+    def text(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def monitor(self, **kwargs: Any) -> "GuardMonitor":
+        """Faust's Monitor sensor, also counting into these metrics (set as the app's `monitor`)."""
+        return GuardMonitor(self, **kwargs)
+
+
+class _StateCollector:
+    """Gauges read from the worker's state when Prometheus scrapes."""
+
+    def __init__(self, metrics: WorkerMetrics) -> None:
+        self.metrics = metrics
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        m, g = self.metrics, self.metrics.gauges
+        lag = GaugeMetricFamily("stream_guard_consumer_lag",
+                                "Messages between the partition's end and the worker's position.",
+                                labels=["topic", "partition"])
+        for (topic, partition), value in sorted(m.latency.lag.items()):
+            lag.add_metric([topic, str(partition)], value)
+        yield lag
+        yield GaugeMetricFamily("stream_guard_latency_budget_seconds", "The configured end-to-end p99 budget.",
+                                value=g.latency_budget_s)
+        yield GaugeMetricFamily("stream_guard_event_budget_seconds", "CPU each event may spend in the judge.",
+                                value=g.event_budget_s)
+        yield GaugeMetricFamily("stream_guard_unacknowledged_inputs",
+                                "Input messages taken and not yet acknowledged.", value=g.unacknowledged())
+        yield CounterMetricFamily("stream_guard_judge_replaced", "Judge processes replaced (killed past a "
+                                  "wall-clock limit, or found dead).", value=g.judge_replaced())
+        yield CounterMetricFamily("stream_guard_skipped_acks_refused", "Acknowledgements Faust made for input "
+                                  "messages it skipped, refused (see agents/transport.py).", value=g.refused_acks())
+
+
+class GuardMonitor(Monitor):  # type: ignore[misc]
+    """Faust's Monitor (the sensor every app has; it keeps the figures Faust's own views show), counting
+    rebalances and failed assignments into the worker's metrics as well."""
+
+    def __init__(self, metrics: WorkerMetrics, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._guard_metrics = metrics
+
+    def on_rebalance_start(self, app: Any) -> dict[str, Any]:
+        self._guard_metrics.rebalances.inc()
+        state: dict[str, Any] = super().on_rebalance_start(app)
+        return state
+
+    def on_rebalance_end(self, app: Any, state: dict[str, Any]) -> None:
+        super().on_rebalance_end(app, state)
+        latency = state.get("latency_end")
+        if isinstance(latency, float):
+            self._guard_metrics.rebalance_seconds.observe(latency)
+
+    def on_assignment_error(self, assignor: Any, state: dict[str, Any], exc: BaseException) -> None:
+        super().on_assignment_error(assignor, state, exc)
+        self._guard_metrics.assignment_errors.inc()
