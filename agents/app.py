@@ -190,7 +190,7 @@ def faust_options(settings: StreamSettings) -> dict[str, Any]:
         "web_metrics_enabled": False,
         "web_port": settings.web_port,
         "web_bind": settings.web_host,
-        "web_host": settings.web_host if settings.web_host not in ("0.0.0.0", "::") else socket.gethostname(),
+        "web_host": advertised_host(settings),
         "topic_partitions": settings.partitions,
         "topic_replication_factor": settings.replication_factor,
         "broker_session_timeout": settings.session_timeout_s,
@@ -746,6 +746,14 @@ def _page(handler: Any) -> Any:
 
     get.__name__ = handler.__name__.strip("_")
     return get
+
+
+def advertised_host(settings: StreamSettings) -> str:
+    """How other workers reach this one. A StatefulSet pod's bare hostname does not resolve from other pods;
+    its fully qualified name (pod.service.namespace.svc...) does, and the pod's own /etc/hosts has it."""
+    if settings.advertised_host:
+        return settings.advertised_host
+    return settings.web_host if settings.web_host not in ("0.0.0.0", "::") else socket.getfqdn()
 
 
 def worker_name() -> str:

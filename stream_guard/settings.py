@@ -74,6 +74,9 @@ class StreamSettings:
     web_enabled: bool = True
     web_host: str = "127.0.0.1"
     web_port: int = 6066
+    # The name other workers reach this one's web port by (a dashboard page for a tenant this worker owns is
+    # fetched from it). Empty: web_host, or this host's fully qualified name when web_host is every interface.
+    advertised_host: str = ""
 
     # Batching: a batch is the first waiting event plus whatever else is already waiting, up to `batch_max`;
     # `batch_within_ms` > 0 also waits that long after the first event for more (throughput over latency).

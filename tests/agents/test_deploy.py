@@ -123,6 +123,14 @@ def test_the_kubernetes_settings_load_and_the_resources_point_at_each_other():
     assert {t["bootstrapServers"] for t in triggers} == {settings.broker}
     image = statefulset["spec"]["template"]["spec"]["containers"][0]["image"]
     assert image.endswith(":" + kustomization["images"][0]["newTag"])
+    # Other workers fetch dashboard pages from a pod by its name under the headless Service, which must be
+    # the StatefulSet's serviceName; $(VAR) only expands a variable defined earlier in the list.
+    assert service["spec"]["clusterIP"] == "None" and statefulset["spec"]["serviceName"] == service["metadata"]["name"]
+    names = [e["name"] for e in statefulset["spec"]["template"]["spec"]["containers"][0]["env"]]
+    advertised = next(e for e in statefulset["spec"]["template"]["spec"]["containers"][0]["env"]
+                      if e["name"] == "STREAM_GUARD_ADVERTISED_HOST")
+    assert advertised["value"] == f"$(STREAM_GUARD_WORKER_NAME).{service['metadata']['name']}"
+    assert names.index("STREAM_GUARD_WORKER_NAME") < names.index("STREAM_GUARD_ADVERTISED_HOST")
 
 
 def test_compose_workers_have_a_broker_and_the_dead_letter_topic_takes_what_it_carries():
