@@ -518,8 +518,8 @@ class Monitor:
         return self._respond(web, login_page("Too many failed sign-ins from here; try again later."), 429,
                              headers=headers)
 
-    def _unauthorized(self, web: Any, api: bool, request: Any = None) -> Any:
-        locked = self._locked_out(web, request, api) if request is not None else None
+    def _unauthorized(self, web: Any, api: bool, request: Any) -> Any:
+        locked = self._locked_out(web, request, api)
         if locked is not None:
             return locked
         if api:
