@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from collections import Counter
+from pathlib import Path
 from typing import IO, Iterator, Sequence
 
 import orjson
