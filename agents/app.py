@@ -314,9 +314,10 @@ class GuardService:
         error = error_headers(stage=stage, error_field=field_, reason=reason, source=source or self.source_of(message),
                               failed_at_ms=now_ms(), worker=self.worker, event_id=event_id,
                               exception_class=exception_class, cost_ms=cost_ms)
-        if record_size(key, value, dead_letter_headers(headers, error)) > producer_max_request_size(self.settings):
+        letter_headers = dead_letter_headers(headers, error)
+        if record_size(key, value, letter_headers) > producer_max_request_size(self.settings):
             return await self._dead_letter_without_value(key, value, headers, error)
-        future = await self._send(self.settings.topics.dlq, key, value, dead_letter_headers(headers, error))
+        future = await self._send(self.settings.topics.dlq, key, value, letter_headers)
         return asyncio.ensure_future(self._or_without_value(future, key, value, headers, error))
 
     async def _or_without_value(self, sent: asyncio.Future[Any], key: bytes | None, value: bytes | None,

@@ -496,7 +496,7 @@ class Monitor:
 
     def _sign_in(self, request: Any, token: str) -> Principal | None:
         """A token tried by a client: None while the client is locked out, whatever the token."""
-        client, now = str(request.remote or ""), time.monotonic()
+        client, now = _client(request), time.monotonic()
         if self.throttle.retry_after(client, now) is not None:
             return None
         principal = self.access.authenticate(token)
@@ -508,7 +508,7 @@ class Monitor:
         return principal
 
     def _locked_out(self, web: Any, request: Any, api: bool) -> Any | None:
-        wait = self.throttle.retry_after(str(request.remote or ""), time.monotonic())
+        wait = self.throttle.retry_after(_client(request), time.monotonic())
         if wait is None:
             return None
         headers = {"Retry-After": str(max(1, int(wait + 0.999)))}
@@ -646,6 +646,11 @@ class Monitor:
 
     def metrics_text(self) -> str:
         return self.metrics.text()
+
+
+def _client(request: Any) -> str:
+    """Who is signing in, for the lock-out: the peer address the web server sees."""
+    return str(request.remote or "")
 
 
 def _view(path: str, handlers: Mapping[str, Callable[..., Awaitable[Any]]]) -> type[View]:
