@@ -40,7 +40,7 @@ RUN --mount=type=cache,target=/root/.cache/pip \
     pip install --upgrade pip \
     && pip install '.[nlp,stream]' \
     && stream-guard --help > /dev/null \
-    && python -c "import stream_guard.agents.app, faust, rocksdict; from stream_guard.ner import make_recognizer; print(make_recognizer('spacy').name)"
+    && python -c "import stream_guard.agents.app, faust, rocksdict; from stream_guard.text.ner import make_recognizer; print(make_recognizer('spacy').name)"
 
 # --- runtime -----------------------------------------------------------------------------------------------------
 FROM ${PYTHON_IMAGE}

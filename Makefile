@@ -42,7 +42,7 @@ bench: $(STAMP)
 # The published JSON Schemas (schemas/) and the PrometheusRule (deploy/k8s/prometheusrule.yaml) are generated;
 # the tests fail when the committed files differ from what these write.
 schemas: $(STAMP)
-	$(BIN)/python -m stream_guard.schemas
+	$(BIN)/python -m stream_guard.wire.schemas
 
 deploy-rules: $(STAMP)
 	$(BIN)/python deploy/render_prometheusrule.py

@@ -25,8 +25,8 @@ event_id and alerts a deterministic alert_id so consumers de-duplicate, and the 
 replayed event from paging twice.
 
 Headers: verdicts and alerts carry content type, schema, event id and the input's W3C trace context
-(stream_guard/headers.py); the re-keyed copy carries every header of the original, so the trace survives the
-hop; dead letters are the original record with `sg-dlt-*` error headers (stream_guard/deadletter.py).
+(stream_guard/wire/headers.py); the re-keyed copy carries every header of the original, so the trace survives the
+hop; dead letters are the original record with `sg-dlt-*` error headers (stream_guard/wire/deadletter.py).
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ from stream_guard.agents.metrics import CONTENT_TYPE, Gauges, WorkerMetrics
 from stream_guard.agents.security import credentials
 from stream_guard.agents.topics import key_partition, producer_max_request_size
 from stream_guard.agents.transport import GuardApp
-from stream_guard.alerts import ALERT_VERSION, Alert, LatencyBudgetMonitor, already_sent, expired, sent_record
-from stream_guard.deadletter import (
+from stream_guard.engine.alerts import ALERT_VERSION, Alert, LatencyBudgetMonitor, already_sent, expired, sent_record
+from stream_guard.wire.deadletter import (
     DeadLetterHeaders,
     Header,
     Source,
@@ -64,15 +64,15 @@ from stream_guard.deadletter import (
     record_size,
     without_value,
 )
-from stream_guard.events import EventError, Limits, decode_event
-from stream_guard.headers import output_headers, trace_context
-from stream_guard.judging import MISROUTED, Judged, JudgedBatch
-from stream_guard.latency import LatencyRegistry, e2e_origin
-from stream_guard.monitoring.settings import MonitorSettings
-from stream_guard.pipeline import qualified_name
-from stream_guard.settings import StreamSettings
-from stream_guard.text import looks_like_question_hash, question_hash
-from stream_guard.verdict import VERDICT_VERSION
+from stream_guard.wire.events import EventError, Limits, decode_event
+from stream_guard.wire.headers import output_headers, trace_context
+from stream_guard.engine.judging import MISROUTED, Judged, JudgedBatch
+from stream_guard.ops.latency import LatencyRegistry, e2e_origin
+from stream_guard.config.monitor import MonitorSettings
+from stream_guard.engine.pipeline import qualified_name
+from stream_guard.config.stream import StreamSettings
+from stream_guard.text.words import looks_like_question_hash, question_hash
+from stream_guard.wire.verdict import VERDICT_VERSION
 
 if TYPE_CHECKING:
     from stream_guard.agents.monitor import Monitor
@@ -308,7 +308,7 @@ class GuardService:
         event_id: str | None = None, cost_ms: float | None = None, exception_class: str | None = None,
     ) -> asyncio.Future[Any]:
         """Send `message` as it was read (for a re-keyed copy: the original as the producer wrote it) to the
-        dead-letter topic, with why in `sg-dlt-*` headers (stream_guard/deadletter.py)."""
+        dead-letter topic, with why in `sg-dlt-*` headers (stream_guard/wire/deadletter.py)."""
         self.metrics.dead_letters.labels(stage).inc()
         key, value, headers = self.original_record(message)
         error = error_headers(stage=stage, error_field=field_, reason=reason, source=source or self.source_of(message),

@@ -40,14 +40,14 @@ from stream_guard.agents.clients import Reader, partition_key, start_producer
 from stream_guard.agents.security import client_options
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
 from stream_guard.agents.topics import ensure_topics
-from stream_guard.config import build_config
-from stream_guard.deadletter import view as dead_letter_view
-from stream_guard.display import line_for
-from stream_guard.events import EventError
-from stream_guard.labels import decode_label
+from stream_guard.config.detector import build_config
+from stream_guard.wire.deadletter import view as dead_letter_view
+from stream_guard.ops.display import line_for
+from stream_guard.wire.events import EventError
+from stream_guard.wire.labels import decode_label
 from stream_guard.logs import use_json_logs
-from stream_guard.monitoring.settings import load_monitor_settings
-from stream_guard.settings import StreamSettings, load_settings
+from stream_guard.config.monitor import load_monitor_settings
+from stream_guard.config.stream import StreamSettings, load_settings
 
 STREAMS = ("verdicts", "alerts", "dlq", "metrics", "review", "labels")
 log = logging.getLogger("stream_guard.agents.cli")
@@ -252,7 +252,7 @@ async def _until_end(reader: Reader) -> AsyncIterator[Any]:
 
 def record_view(kind: str, record: Any) -> Any:
     """What `tail` and `up` show of a record: its JSON value; for a dead letter, its error headers with the
-    original key, value and headers (stream_guard.deadletter.view)."""
+    original key, value and headers (stream_guard.wire.deadletter.view)."""
     if kind == "dlq":
         return dead_letter_view(record.key, record.value, [(n, v or b"") for n, v in record.headers or ()])
     return orjson.loads(record.value)

@@ -1,7 +1,7 @@
 """`stream-guard replay-dlq`: re-submit dead letters after a fix (a producer corrected, a bug fixed, a budget
 raised), so that they get verdicts.
 
-A dead letter is the original record plus `sg-dlt-*` error headers (stream_guard/deadletter.py); replaying
+A dead letter is the original record plus `sg-dlt-*` error headers (stream_guard/wire/deadletter.py); replaying
 one sends its key, value and every other header, unchanged, to the answers topic (or `--to`). Keyed records
 go to the partition their key maps to, so an event keyed by question hash is judged where it lands.
 
@@ -34,9 +34,9 @@ from stream_guard.agents.clients import start_producer
 from stream_guard.agents.replay import plan_range, read_range
 from stream_guard.agents.security import client_options
 from stream_guard.agents.topics import producer_max_request_size
-from stream_guard.backtest import Bound, SourceError, UsageError, parse_bound
-from stream_guard.deadletter import Header, read_error, read_legacy, without_error_headers
-from stream_guard.settings import StreamSettings, load_settings
+from stream_guard.ops.backtest import Bound, SourceError, UsageError, parse_bound
+from stream_guard.wire.deadletter import Header, read_error, read_legacy, without_error_headers
+from stream_guard.config.stream import StreamSettings, load_settings
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Where the checks run: a child process, on a pipe that the event loop itself writes and watches.
 
-The batch goes in and comes out as bytes (stream_guard/judging.py), so crossing the process boundary is
+The batch goes in and comes out as bytes (stream_guard/engine/judging.py), so crossing the process boundary is
 cheap, and the event loop keeps a core of its own for fetching, sending, heartbeats and health. It costs a
 second copy of the model in memory.
 
@@ -10,7 +10,7 @@ switch interval. Measured on short events at 200/s: a batch of three took ~15 ms
 ~2.5 ms of checks. The event loop is the only writer and reader here, so a call is one write, one
 wake-up and one read.
 
-Time per event is bounded twice. In the child, each event runs under its CPU budget (stream_guard/budget.py:
+Time per event is bounded twice. In the child, each event runs under its CPU budget (stream_guard/engine/budget.py:
 a CPU-time timer interrupts Python code and the regex engine), and an event over it comes back as a
 `timeout` while the rest of its batch is judged. Native code that never checks for signals is not
 interrupted by that timer, so here the parent gives every call a wall-clock limit (CpuBudget.wall_limit_s):
@@ -39,12 +39,12 @@ from typing import Any, Callable, Mapping, Sequence
 import orjson
 
 from stream_guard.agents.embedded_broker import die_with_parent
-from stream_guard.budget import CpuBudget
-from stream_guard.config import DetectorConfig
-from stream_guard.events import parse_event
-from stream_guard.judging import JudgedBatch, failed_batch, judge_payloads
+from stream_guard.engine.budget import CpuBudget
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.wire.events import parse_event
+from stream_guard.engine.judging import JudgedBatch, failed_batch, judge_payloads
 from stream_guard.logs import use_json_logs
-from stream_guard.pipeline import Guard
+from stream_guard.engine.pipeline import Guard
 
 log = logging.getLogger(__name__)
 

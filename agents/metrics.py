@@ -12,7 +12,7 @@
 - The process: prometheus_client's process, platform and GC collectors, the judge child's CPU and memory
   (`stream_guard_judge_process_*`), and `stream_guard_build_info`.
 
-The per-partition quantile summaries of the metrics topic come from stream_guard/latency.py, not from here.
+The per-partition quantile summaries of the metrics topic come from stream_guard/ops/latency.py, not from here.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 import stream_guard
-from stream_guard.latency import LatencyRegistry, PartitionKey
+from stream_guard.ops.latency import LatencyRegistry, PartitionKey
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 # Seconds. Processing is a batch's whole trip (judge, sends acknowledged); end to end adds time in Kafka.

@@ -14,7 +14,7 @@ one worker owns a tenant's books, whatever the number of workers.
     guard.labels ─► label-intake agent: validate (bad ─► guard.dlq), re-key by event_id ─► <app>-labels-by-event
     <app>-labels-by-event ─► label-join agent: review-index table; a grade for a sampled event ─► monitor-by-tenant
 
-Records are applied by the pure ledger (stream_guard/monitoring/ledger.py), which returns writes and
+Records are applied by the pure ledger (stream_guard/ops/monitoring/ledger.py), which returns writes and
 messages; this module sends the messages, waits for the broker, then writes the tables and acknowledges the
 inputs (at least once; the ledger makes a replay a no-op). Pages: /monitor/... on the worker's web server.
 """
@@ -40,25 +40,25 @@ from faust.web import View
 from stream_guard.agents.app import acting_for, alert_headers, raw_schema, rocksdb_options
 from stream_guard.agents.batching import greedy_batches
 from stream_guard.agents.topics import internal_topic_configs, key_partition
-from stream_guard.events import EventError, decode_event
-from stream_guard.headers import output_headers
-from stream_guard.judging import Judged
-from stream_guard.labels import decode_label
-from stream_guard.latency import e2e_origin
-from stream_guard.monitoring.access import OPERATOR, Access, Principal, cookie_value
-from stream_guard.monitoring.throttle import LoginThrottle
-from stream_guard.monitoring.dashboard import (login_page, message_page, operator_page, tenant_page, tenant_path,
+from stream_guard.wire.events import EventError, decode_event
+from stream_guard.wire.headers import output_headers
+from stream_guard.engine.judging import Judged
+from stream_guard.wire.labels import decode_label
+from stream_guard.ops.latency import e2e_origin
+from stream_guard.ops.monitoring.access import OPERATOR, Access, Principal, cookie_value
+from stream_guard.ops.monitoring.throttle import LoginThrottle
+from stream_guard.ops.monitoring.dashboard import (login_page, message_page, operator_page, tenant_page, tenant_path,
                                                tenant_view)
-from stream_guard.monitoring.ledger import (DAYS, SEEN, STATE, Changes, Sample, TenantState, apply,
+from stream_guard.ops.monitoring.ledger import (DAYS, SEEN, STATE, Changes, Sample, TenantState, apply,
                                             closable_through, expired_seen, load_days, sample_key, state_key)
-from stream_guard.monitoring.metrics import Snapshot, TenantMetrics
-from stream_guard.monitoring.observation import observe
-from stream_guard.monitoring.progress import SourceProgress, horizon, merge
-from stream_guard.monitoring.review import REVIEW_VERSION, join, label_record, review_item
-from stream_guard.monitoring.rules import rate_windows
-from stream_guard.monitoring.sampling import CandidateFilter, sample_score
-from stream_guard.monitoring.settings import MonitorSettings
-from stream_guard.monitoring.windows import DayCounts, Windows, day_of, week_of
+from stream_guard.ops.monitoring.metrics import Snapshot, TenantMetrics
+from stream_guard.ops.monitoring.observation import observe
+from stream_guard.ops.monitoring.progress import SourceProgress, horizon, merge
+from stream_guard.ops.monitoring.review import REVIEW_VERSION, join, label_record, review_item
+from stream_guard.ops.monitoring.rules import rate_windows
+from stream_guard.ops.monitoring.sampling import CandidateFilter, sample_score
+from stream_guard.config.monitor import MonitorSettings
+from stream_guard.ops.monitoring.windows import DayCounts, Windows, day_of, week_of
 
 if TYPE_CHECKING:
     from stream_guard.agents.app import GuardService

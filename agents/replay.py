@@ -32,10 +32,10 @@ from aiokafka.structs import ConsumerRecord
 
 from stream_guard.agents.clients import topic_partitions
 from stream_guard.agents.security import client_options
-from stream_guard.backtest import Bound, Decision, Position, SourceError, UsageError, live_decisions, task_type_of
-from stream_guard.events import EventError
-from stream_guard.labels import decode_label
-from stream_guard.settings import StreamSettings, load_settings
+from stream_guard.ops.backtest import Bound, Decision, Position, SourceError, UsageError, live_decisions, task_type_of
+from stream_guard.wire.events import EventError
+from stream_guard.wire.labels import decode_label
+from stream_guard.config.stream import StreamSettings, load_settings
 
 TOPIC_WAIT_S = 10.0
 # Records buffered per partition before it is paused (the merge waits on the slowest partition).

@@ -10,7 +10,7 @@ import faust
 from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth
 from faust.types.auth import CredentialsT
 
-from stream_guard.settings import StreamSettings
+from stream_guard.config.stream import StreamSettings
 
 
 def ssl_context(settings: StreamSettings) -> ssl.SSLContext | None:

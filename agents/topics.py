@@ -18,8 +18,8 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.partitioner import murmur2
 
 from stream_guard.agents.security import client_options
-from stream_guard.deadletter import HEADROOM_BYTES
-from stream_guard.settings import StreamSettings
+from stream_guard.wire.deadletter import HEADROOM_BYTES
+from stream_guard.config.stream import StreamSettings
 
 log = logging.getLogger(__name__)
 TOPIC_ALREADY_EXISTS = 36

@@ -11,10 +11,10 @@ import faust
 from stream_guard.agents.app import GuardService, build_service
 from stream_guard.agents.judge import Judge
 from stream_guard.agents.topics import ensure_topics
-from stream_guard.config import DetectorConfig
+from stream_guard.config.detector import DetectorConfig
 from stream_guard.logs import json_handlers
-from stream_guard.monitoring.settings import MonitorSettings
-from stream_guard.settings import StreamSettings
+from stream_guard.config.monitor import MonitorSettings
+from stream_guard.config.stream import StreamSettings
 
 log = logging.getLogger(__name__)
 

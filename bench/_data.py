@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from stream_guard.events import AnswerEvent, parse_event
+from stream_guard.wire.events import AnswerEvent, parse_event
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("STREAM_GUARD_DATA", REPO.parent / "shared" / "data"))

@@ -2,7 +2,7 @@
 
 Shared by bench/worst_case.py (which measures them) and tests/stream_guard/test_time_bounds.py (which
 asserts a generous bound on each), so both always run the same inputs. Every input stays within the event
-limits (stream_guard.events.Limits): answers up to 20,000 characters, up to 50 chunks of 20,000.
+limits (stream_guard.wire.events.Limits): answers up to 20,000 characters, up to 50 chunks of 20,000.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Callable, Iterator, NamedTuple
 
-from stream_guard.events import AnswerEvent, Chunk, Limits
+from stream_guard.wire.events import AnswerEvent, Chunk, Limits
 
 LIMITS = Limits()
 ANSWER_CHARS = LIMITS.max_answer_chars

@@ -16,11 +16,11 @@ from stream_guard.checks.confidence import ConfidenceCheck
 from stream_guard.checks.entities import EntityCheck
 from stream_guard.checks.faithfulness import FaithfulnessCheck
 from stream_guard.checks.relevance import RelevanceCheck
-from stream_guard.config import DetectorConfig
-from stream_guard.evaluation import roc_auc
-from stream_guard.inspection import Inspection
-from stream_guard.ner import batch_answer_entities, make_recognizer
-from stream_guard.report import CheckResult
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.ops.evaluation import roc_auc
+from stream_guard.text.inspection import Inspection
+from stream_guard.text.ner import batch_answer_entities, make_recognizer
+from stream_guard.wire.report import CheckResult
 
 
 Feature = Callable[[dict[str, CheckResult]], float]

@@ -18,12 +18,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import DATASETS, load_events, machine, write_result  # noqa: E402
 
-from stream_guard.config import DetectorConfig  # noqa: E402
-from stream_guard.detector import HallucinationDetector  # noqa: E402
-from stream_guard.evaluation import confusion, precision_at_recall, roc_auc  # noqa: E402
-from stream_guard.history import MemoryHistory  # noqa: E402
-from stream_guard.inspection import Inspection  # noqa: E402
-from stream_guard.pipeline import Guard  # noqa: E402
+from stream_guard.config.detector import DetectorConfig  # noqa: E402
+from stream_guard.engine.detector import HallucinationDetector  # noqa: E402
+from stream_guard.ops.evaluation import confusion, precision_at_recall, roc_auc  # noqa: E402
+from stream_guard.engine.history import MemoryHistory  # noqa: E402
+from stream_guard.text.inspection import Inspection  # noqa: E402
+from stream_guard.engine.pipeline import Guard  # noqa: E402
 
 
 def evaluate(name: str, detector: HallucinationDetector, limit: int | None) -> dict[str, object]:

@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import load_events, machine, percentile, write_result  # noqa: E402
 
-from stream_guard.config import DetectorConfig  # noqa: E402
-from stream_guard.pipeline import Guard  # noqa: E402
+from stream_guard.config.detector import DetectorConfig  # noqa: E402
+from stream_guard.engine.pipeline import Guard  # noqa: E402
 
 FILES = ("ragtruth_dev", "ragtruth_d2t_dev", "summedits_dev", "halueval_qa_dev")
 

@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import load_events, machine, percentile, write_result  # noqa: E402
 
-from stream_guard.config import DetectorConfig  # noqa: E402
-from stream_guard.detector import HallucinationDetector  # noqa: E402
-from stream_guard.history import MemoryHistory  # noqa: E402
-from stream_guard.inspection import Inspection, analyze_chunk  # noqa: E402
+from stream_guard.config.detector import DetectorConfig  # noqa: E402
+from stream_guard.engine.detector import HallucinationDetector  # noqa: E402
+from stream_guard.engine.history import MemoryHistory  # noqa: E402
+from stream_guard.text.inspection import Inspection, analyze_chunk  # noqa: E402
 
 
 def single(detector: HallucinationDetector, events: list, repeat: int, cold: bool = False) -> list[float]:

@@ -1,4 +1,4 @@
-"""Events per second of `stream-guard check --jobs N` (stream_guard.parallel.Judges) on labelled data.
+"""Events per second of `stream-guard check --jobs N` (stream_guard.engine.pool.Judges) on labelled data.
 
 Each round judges the dataset `--repeat` times over (fresh event ids each time, so later copies of a question
 drift against the earlier ones as real traffic would) with --jobs 1 and with --jobs N, alternating, after
@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import DATA_DIR, machine, write_result  # noqa: E402
 
-from stream_guard.config import build_config  # noqa: E402
-from stream_guard.parallel import Judges  # noqa: E402
+from stream_guard.config.detector import build_config  # noqa: E402
+from stream_guard.engine.pool import Judges  # noqa: E402
 
 
 def payloads(name: str, repeat: int) -> list[bytes]:

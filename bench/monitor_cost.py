@@ -25,15 +25,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import load_events, machine, write_result  # noqa: E402
 
-from stream_guard.config import DetectorConfig  # noqa: E402
-from stream_guard.events import decode_event  # noqa: E402
-from stream_guard.monitoring.ledger import apply  # noqa: E402
-from stream_guard.monitoring.observation import observe  # noqa: E402
-from stream_guard.monitoring.review import review_item  # noqa: E402
-from stream_guard.monitoring.sampling import CandidateFilter, sample_score  # noqa: E402
-from stream_guard.monitoring.settings import MonitorSettings  # noqa: E402
-from stream_guard.monitoring.windows import DAY_MS, day_of, week_of  # noqa: E402
-from stream_guard.pipeline import Guard  # noqa: E402
+from stream_guard.config.detector import DetectorConfig  # noqa: E402
+from stream_guard.wire.events import decode_event  # noqa: E402
+from stream_guard.ops.monitoring.ledger import apply  # noqa: E402
+from stream_guard.ops.monitoring.observation import observe  # noqa: E402
+from stream_guard.ops.monitoring.review import review_item  # noqa: E402
+from stream_guard.ops.monitoring.sampling import CandidateFilter, sample_score  # noqa: E402
+from stream_guard.config.monitor import MonitorSettings  # noqa: E402
+from stream_guard.ops.monitoring.windows import DAY_MS, day_of, week_of  # noqa: E402
+from stream_guard.engine.pipeline import Guard  # noqa: E402
 
 BATCH = 32
 T0 = 20_000 * DAY_MS

@@ -42,7 +42,7 @@ from _data import DATA_DIR, REPO, machine, percentile, write_result  # noqa: E40
 from stream_guard.agents.clients import Reader, partition_key, start_producer  # noqa: E402
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port  # noqa: E402
 from stream_guard.agents.topics import ensure_topics  # noqa: E402
-from stream_guard.settings import load_settings  # noqa: E402
+from stream_guard.config.stream import load_settings  # noqa: E402
 
 PARTITIONS = 4
 WORKER_ENV = {

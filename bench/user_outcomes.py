@@ -7,9 +7,9 @@ at a time in the file's own order so that drift history is live, and computes pe
 - hallucinated caught: share of hallucinated (label 1) events not delivered unchanged;
 - hallucinated spans removed: share of label-1 events with labelled spans whose delivered answer
   contains none of the span texts;
-- changed readable: share of changed answers that pass `stream_guard.healing.readability.is_readable`;
+- changed readable: share of changed answers that pass `stream_guard.heal.readability.is_readable`;
 - ROC AUC of `hallucination_score` and F1 of `flagged`, as shipped and cross-validated grouped by source
-  (stream_guard.score_model refits the model without the held-out documents and questions);
+  (stream_guard.scoring.score_model refits the model without the held-out documents and questions);
 - whole-process CPU per event of `check` (user + system time of the child / events) on each file, and the
   same minus a one-event run (the fixed start-up cost: interpreter, imports, spaCy model).
 
@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import DATA_DIR, RESULTS_DIR, group_key, machine  # noqa: E402
 
-from stream_guard.evaluation import confusion, roc_auc  # noqa: E402
-from stream_guard.healing.readability import readability_problems  # noqa: E402
+from stream_guard.ops.evaluation import confusion, roc_auc  # noqa: E402
+from stream_guard.heal.readability import readability_problems  # noqa: E402
 
 TARGET_DATASETS = ("ragtruth_dev", "ragtruth_d2t_dev")
 OTHER_DATASETS = ("summedits_dev", "halueval_qa_dev")
@@ -144,7 +144,7 @@ def by_task(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]]) 
 def cross_validated(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]], folds: int) -> dict[str, Any]:
     """ROC AUC and F1 of the score model refitted without each held-out group of sources."""
     try:
-        from stream_guard import score_model
+        from stream_guard.scoring import score_model
     except ImportError:  # the code being measured predates the score_model module
         return {"available": False}
     features = [score_model.observation_from_verdict(v) for v in verdicts]

@@ -30,15 +30,15 @@ from _data import machine, percentile, write_result  # noqa: E402
 from adversarial import Case, fuzz_cases, named_cases  # noqa: E402
 
 import stream_guard  # noqa: E402
-from stream_guard.config import DetectorConfig  # noqa: E402
-from stream_guard.pipeline import Guard  # noqa: E402
+from stream_guard.config.detector import DetectorConfig  # noqa: E402
+from stream_guard.engine.pipeline import Guard  # noqa: E402
 
 # Patterns applied only at one position (after a token found by another pattern), or to bounded text.
 ANCHORED_ONLY = frozenset(
     {
         "stream_guard.checks.billing._NOT_BILLING_AFTER_RE",  # .match right after a cycle word
         "stream_guard.checks.dates._UNIT_AFTER_RE",  # .match right after a year
-        "stream_guard.ner._COLON_AFTER_RE",  # .match right after an entity
+        "stream_guard.text.ner._COLON_AFTER_RE",  # .match right after an entity
         "stream_guard.checks.citations._SPLIT_RE",  # inside one bracket, at most 120 characters
         "stream_guard.checks.citations._POSITIONAL_RE",  # inside one bracket, at most 120 characters
         "stream_guard.checks.citations._LEADING_BRACKETS_RE",  # .match at each sentence start

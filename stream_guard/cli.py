@@ -11,10 +11,10 @@ from typing import IO, Iterator, Sequence
 
 import orjson
 
-from stream_guard.config import PRESETS, build_config
-from stream_guard.judging import Judged
-from stream_guard.parallel import JudgeProcessDied, Judges, count_lines, jobs_for, parse_jobs
-from stream_guard.settings import check_environment
+from stream_guard.config.detector import PRESETS, build_config
+from stream_guard.engine.judging import Judged
+from stream_guard.engine.pool import JudgeProcessDied, Judges, count_lines, jobs_for, parse_jobs
+from stream_guard.config.stream import check_environment
 
 STREAMING_COMMANDS = ("worker", "up", "produce", "tail", "replay-dlq")
 
@@ -125,11 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(args.output, "wb") as out:
             return run_check(args, out, sys.stderr)
     if command == "backtest":
-        from stream_guard.backtest import main as backtest_main
+        from stream_guard.ops.backtest import main as backtest_main
 
         return backtest_main(rest)
     if command == "calibrate":
-        from stream_guard.calibration import main as calibrate_main
+        from stream_guard.ops.calibration import main as calibrate_main
 
         return calibrate_main(rest)
     if command in STREAMING_COMMANDS:

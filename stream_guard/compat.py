@@ -12,7 +12,7 @@ but the work is done by stream_guard's checks, healer and quality score. Differe
 * `DetectorConfig` is stream_guard's frozen config (a superset of the seed's fields): build a new one
   with `config.with_overrides(...)` instead of assigning attributes.
 * Quality scoring calibrates confidence as min(confidence, faithfulness) and routes answers between the
-  two thresholds by whether they were flagged (stream_guard.quality explains both).
+  two thresholds by whether they were flagged (stream_guard.scoring.quality explains both).
 
 Kept as in the seed, where the native API has changed: drift counts against the answer (it adds to the
 hallucination score, makes the healer rewrite, and its -0.20 can route a grounded answer to fallback:
@@ -29,27 +29,27 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from stream_guard import quality as _quality
+from stream_guard.scoring import quality as _quality
 from stream_guard.checks.confidence import confidence_score as _confidence_score
 from stream_guard.checks.contradiction import ContradictionCheck as _ContradictionCheck
 from stream_guard.checks.drift import DriftCheck as _DriftCheck
 from stream_guard.checks.entities import EntityCheck as _EntityCheck
 from stream_guard.checks.faithfulness import FaithfulnessCheck as _FaithfulnessCheck
-from stream_guard.config import DetectorConfig
-from stream_guard.detector import HallucinationDetector as _NativeDetector
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.engine.detector import HallucinationDetector as _NativeDetector
 from stream_guard.errors import HallucinationBlocked as _NativeBlocked
-from stream_guard.fingerprint import fingerprint as _fingerprint
-from stream_guard.healing import HallucinationHealer as _NativeHealer
-from stream_guard.healing import HealingResult as _NativeHealingResult
-from stream_guard.healing.recalibrate import recalibrate_confidence as _recalibrate
-from stream_guard.history import SQLiteHistory as _SQLiteHistory
-from stream_guard.inspection import Inspection
+from stream_guard.text.fingerprint import fingerprint as _fingerprint
+from stream_guard.heal import HallucinationHealer as _NativeHealer
+from stream_guard.heal import HealingResult as _NativeHealingResult
+from stream_guard.heal.recalibrate import recalibrate_confidence as _recalibrate
+from stream_guard.engine.history import SQLiteHistory as _SQLiteHistory
+from stream_guard.text.inspection import Inspection
 from stream_guard.logs import configure_logging as _configure_logging
-from stream_guard.ner import SPACY_AVAILABLE as _SPACY_INSTALLED
-from stream_guard.ner import make_recognizer as _make_recognizer
-from stream_guard.report import Finding, FindingType
-from stream_guard.report import HallucinationReport as _NativeReport
-from stream_guard.text import question_hash
+from stream_guard.text.ner import SPACY_AVAILABLE as _SPACY_INSTALLED
+from stream_guard.text.ner import make_recognizer as _make_recognizer
+from stream_guard.wire.report import Finding, FindingType
+from stream_guard.wire.report import HallucinationReport as _NativeReport
+from stream_guard.text.words import question_hash
 
 __all__ = [
     "SPACY_AVAILABLE",

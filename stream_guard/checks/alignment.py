@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Callable, Iterable, Sequence, TypeVar
 
-from stream_guard.inspection import MAX_POSTINGS, ContextSentence, Inspection
-from stream_guard.quantities import Quantity, extract_quantities
-from stream_guard.report import Finding, FindingType
-from stream_guard.text import NEGATORS, STOP_WORDS, stem, stem_set
+from stream_guard.text.inspection import MAX_POSTINGS, ContextSentence, Inspection
+from stream_guard.text.quantities import Quantity, extract_quantities
+from stream_guard.wire.report import Finding, FindingType
+from stream_guard.text.words import NEGATORS, STOP_WORDS, stem, stem_set
 
 _T = TypeVar("_T")
 

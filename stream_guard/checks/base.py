@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from stream_guard.inspection import Inspection
-from stream_guard.report import CheckResult
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import CheckResult
 
 
 class Check(Protocol):

@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass
 
 from stream_guard.checks.alignment import ContradictionView, contradiction_finding
-from stream_guard.inspection import Inspection
-from stream_guard.report import Finding
-from stream_guard.text import stem
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import Finding
+from stream_guard.text.words import stem
 
 CYCLES = ("weekly", "monthly", "quarterly", "annual")
 _ADVERB = {"weekly": "weekly", "monthly": "monthly", "quarterly": "quarterly", "annual": "annually"}

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from stream_guard.checks.base import elapsed_ms
-from stream_guard.config import DetectorConfig
-from stream_guard.inspection import Inspection
-from stream_guard.report import CheckResult, Finding, FindingType
-from stream_guard.text import stem_set
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import CheckResult, Finding, FindingType
+from stream_guard.text.words import stem_set
 
 # Not followed by "(" so "[text](https://...)" markdown links are left alone.
 _BRACKET_RE = re.compile(r"\[([^\[\]\n]{1,120})\](?!\()")

@@ -13,9 +13,9 @@ import re
 import time
 
 from stream_guard.checks.base import elapsed_ms
-from stream_guard.config import DetectorConfig
-from stream_guard.inspection import Inspection
-from stream_guard.report import CheckResult
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import CheckResult
 
 NEUTRAL = 0.5
 _WORDS_PER_UNIT = 10.0  # densities are per ten words; one marker per ten words saturates

@@ -21,9 +21,9 @@ from stream_guard.checks.billing import analyze_billing
 from stream_guard.checks.dates import analyze_dates
 from stream_guard.checks.negation import analyze_negation
 from stream_guard.checks.numeric import analyze_numeric
-from stream_guard.config import DetectorConfig
-from stream_guard.inspection import Inspection
-from stream_guard.report import CheckResult, Finding
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import CheckResult, Finding
 
 KINDS = ("numeric", "swapped_value", "date", "negation", "billing")
 

@@ -27,9 +27,9 @@ from stream_guard.checks.alignment import (
     neighbours,
     tied_to_subject,
 )
-from stream_guard.inspection import Inspection
-from stream_guard.quantities import UNITS
-from stream_guard.report import Finding
+from stream_guard.text.inspection import Inspection
+from stream_guard.text.quantities import UNITS
+from stream_guard.wire.report import Finding
 
 _MONTH_NUMBER = {
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10,

@@ -17,12 +17,12 @@ import time
 from typing import Any, Mapping, Sequence
 
 from stream_guard.checks.base import elapsed_ms
-from stream_guard.config import DetectorConfig
-from stream_guard.fingerprint import Features, features, features_distance, fingerprint
-from stream_guard.history import Fingerprint
-from stream_guard.inspection import Inspection
-from stream_guard.report import CheckResult
-from stream_guard.text import normalize_question
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.fingerprint import Features, features, features_distance, fingerprint
+from stream_guard.engine.history import Fingerprint
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import CheckResult
+from stream_guard.text.words import normalize_question
 
 
 def _medoid_index(window: Sequence[object], pairwise: list[list[float]]) -> int:

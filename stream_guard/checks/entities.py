@@ -21,9 +21,9 @@ from functools import cached_property, lru_cache
 from typing import Iterable
 
 from stream_guard.checks.base import elapsed_ms
-from stream_guard.config import DetectorConfig
-from stream_guard.inspection import CHUNK_CACHE_SIZE, Entity, Inspection
-from stream_guard.ner import (
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.inspection import CHUNK_CACHE_SIZE, Entity, Inspection
+from stream_guard.text.ner import (
     CITATION,
     ORG,
     ORG_SUFFIXES,
@@ -33,8 +33,8 @@ from stream_guard.ner import (
     batch_answer_entities,
     make_recognizer,
 )
-from stream_guard.report import CheckResult, Finding, FindingType
-from stream_guard.text import STOP_WORDS
+from stream_guard.wire.report import CheckResult, Finding, FindingType
+from stream_guard.text.words import STOP_WORDS
 
 CORE_LABELS: frozenset[str] = frozenset({PERSON, ORG, CITATION})
 # Places, works, events and products are checked too. On RAGTruth dev (spaCy) they add flags at about

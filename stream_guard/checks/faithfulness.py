@@ -24,12 +24,12 @@ from functools import lru_cache
 
 from stream_guard.checks.alignment import MAX_ANSWER_VALUES, MAX_CONTEXT_VALUES, capped_per_sentence
 from stream_guard.checks.base import elapsed_ms
-from stream_guard.claims import Claim, claim_words, extract_claims
-from stream_guard.config import DetectorConfig
-from stream_guard.inspection import CHUNK_CACHE_SIZE, Inspection
-from stream_guard.quantities import Quantity, comparable, extract_quantities, may_contain_quantity, values_agree
-from stream_guard.report import CheckResult, Finding, FindingType
-from stream_guard.structured import (
+from stream_guard.text.claims import Claim, claim_words, extract_claims
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.inspection import CHUNK_CACHE_SIZE, Inspection
+from stream_guard.text.quantities import Quantity, comparable, extract_quantities, may_contain_quantity, values_agree
+from stream_guard.wire.report import CheckResult, Finding, FindingType
+from stream_guard.text.records import (
     FieldConflict,
     day_conflicts,
     field_conflicts,
@@ -37,7 +37,7 @@ from stream_guard.structured import (
     time_conflicts,
     unstated_fields,
 )
-from stream_guard.text import stem
+from stream_guard.text.words import stem
 
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
 # Small spelled-out numbers in the context count for a digit in the answer ("three" grounds "3"). Looked

@@ -37,9 +37,9 @@ from stream_guard.checks.alignment import FILLER_STEMS, ContradictionView, contr
 # 15 aligned candidates and no clause has 40 content words before a predicate: neither binds there.
 MAX_CANDIDATES = 48  # best-aligned context sentences an answer sentence is compared with
 MAX_SUBJECT_STEMS = 40  # content stems before a predicate kept as what its clause is about (nearest first)
-from stream_guard.inspection import Inspection
-from stream_guard.report import Finding
-from stream_guard.text import NEGATORS, STOP_WORDS, stem
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import Finding
+from stream_guard.text.words import NEGATORS, STOP_WORDS, stem
 
 _TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[.,;:()\[\]{}—–?!\"“”]")
 _NEGATOR_RE = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without)\b|n['’]t\b")

@@ -25,9 +25,9 @@ from stream_guard.checks.alignment import (
     surface_words,
     tied_to_subject,
 )
-from stream_guard.inspection import Inspection
-from stream_guard.quantities import Quantity, comparable, values_agree, written_in
-from stream_guard.report import Finding
+from stream_guard.text.inspection import Inspection
+from stream_guard.text.quantities import Quantity, comparable, values_agree, written_in
+from stream_guard.wire.report import Finding
 
 
 # Swap candidates compared pairwise (rivals tied to the answer's subject x mentions agreeing with its value).

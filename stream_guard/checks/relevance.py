@@ -11,10 +11,10 @@ from __future__ import annotations
 import time
 
 from stream_guard.checks.base import elapsed_ms
-from stream_guard.config import DetectorConfig
-from stream_guard.inspection import Inspection
-from stream_guard.report import CheckResult, Finding, FindingType
-from stream_guard.text import content_words, stem
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import CheckResult, Finding, FindingType
+from stream_guard.text.words import content_words, stem
 
 # Question scaffolding that survives the stop list but says nothing about the subject: the answer
 # to "how long" is a duration, not the word "long".

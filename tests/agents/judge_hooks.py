@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from stream_guard.pipeline import Guard
+from stream_guard.engine.pipeline import Guard
 
 
 def misbehave(guard: Guard) -> None:

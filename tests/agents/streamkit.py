@@ -27,9 +27,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from stream_guard.agents.clients import partition_key, read_all, start_producer
 from stream_guard.agents.embedded_broker import die_with_parent, free_port
-from stream_guard.deadletter import view as dead_letter_view
-from stream_guard.schemas import by_name, schema
-from stream_guard.settings import StreamSettings, TopicNames, load_settings
+from stream_guard.wire.deadletter import view as dead_letter_view
+from stream_guard.wire.schemas import by_name, schema
+from stream_guard.config.stream import StreamSettings, TopicNames, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 # Short group timeouts: a group join waits up to half the session timeout on the embedded broker.
@@ -223,7 +223,7 @@ def read_records(names: Names, topic: str, until: int, timeout: float = 60.0) ->
 
 def read_json(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[dict[str, Any]]:
     """Records of `topic` from the beginning, decoded, until `until` arrived or `timeout` passed. Dead letters
-    come as `stream_guard.deadletter.view` gives them (error fields, original key, value and headers)."""
+    come as `stream_guard.wire.deadletter.view` gives them (error fields, original key, value and headers)."""
     records = read_records(names, topic, until, timeout)
     if topic == names.topics.dlq:
         return [dead_letter_view(r.key, r.value, [(n, v or b"") for n, v in r.headers or ()]) for r in records]

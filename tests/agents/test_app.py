@@ -3,7 +3,7 @@ from __future__ import annotations
 import socket
 
 from stream_guard.agents.app import faust_options
-from stream_guard.settings import load_settings
+from stream_guard.config.stream import load_settings
 
 BROKER = {"STREAM_GUARD_BROKER": "kafka:9092"}
 

@@ -14,13 +14,13 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from stream_guard.agents.metrics import WorkerMetrics
-from stream_guard.config import build_config
-from stream_guard.deadletter import HEADROOM_BYTES
-from stream_guard.latency import LatencyRegistry
-from stream_guard.monitoring.metrics import Snapshot, TenantMetrics
-from stream_guard.monitoring.settings import load_monitor_settings, monitor_variable_names
-from stream_guard.monitoring.windows import DayCounts
-from stream_guard.settings import check_environment, load_settings
+from stream_guard.config.detector import build_config
+from stream_guard.wire.deadletter import HEADROOM_BYTES
+from stream_guard.ops.latency import LatencyRegistry
+from stream_guard.ops.monitoring.metrics import Snapshot, TenantMetrics
+from stream_guard.config.monitor import load_monitor_settings, monitor_variable_names
+from stream_guard.ops.monitoring.windows import DayCounts
+from stream_guard.config.stream import check_environment, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"

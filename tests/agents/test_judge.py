@@ -11,9 +11,9 @@ import orjson
 import pytest
 
 from stream_guard.agents.judge import Judge
-from stream_guard.config import DetectorConfig
-from stream_guard.judging import judge_payloads
-from stream_guard.pipeline import Guard
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.engine.judging import judge_payloads
+from stream_guard.engine.pipeline import Guard
 
 pytestmark = pytest.mark.timeout(120)
 CONFIG = DetectorConfig(ner="regex", log_flagged=False)

@@ -40,14 +40,14 @@ from streamkit import REPO, TEST_ENV, Names, Worker, event, produce, read_json, 
 
 from stream_guard.agents.clients import start_producer
 from stream_guard.agents.topics import ensure_topics
-from stream_guard.config import build_config
-from stream_guard.events import decode_event
-from stream_guard.labels import load_labels
-from stream_guard.monitoring.observation import observe
-from stream_guard.pipeline import Guard
-from stream_guard.text import question_hash
-from stream_guard.monitoring.tokens import hash_token
-from stream_guard.monitoring.windows import DAY_MS, RATES, DayCounts, day_label, day_of
+from stream_guard.config.detector import build_config
+from stream_guard.wire.events import decode_event
+from stream_guard.wire.labels import load_labels
+from stream_guard.ops.monitoring.observation import observe
+from stream_guard.engine.pipeline import Guard
+from stream_guard.text.words import question_hash
+from stream_guard.ops.monitoring.tokens import hash_token
+from stream_guard.ops.monitoring.windows import DAY_MS, RATES, DayCounts, day_label, day_of
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(600)]
 

@@ -16,8 +16,8 @@ from typing import Any
 import orjson
 import pytest
 
-from stream_guard.config import build_config
-from stream_guard.parallel import Judges
+from stream_guard.config.detector import build_config
+from stream_guard.engine.pool import Judges
 from streamkit import REPO, Names, new_worker, produce, wait_for
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(300)]

@@ -12,7 +12,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from stream_guard.agents.app import faust_options
 from stream_guard.agents.security import client_options, credentials
-from stream_guard.settings import load_settings
+from stream_guard.config.stream import load_settings
 
 CA = ssl.get_default_verify_paths().openssl_cafile
 

@@ -20,10 +20,10 @@ import pytest
 
 from stream_guard.agents.cli import demo_events_path
 from stream_guard.agents.topics import ensure_topics
-from stream_guard.config import build_config
-from stream_guard.events import EventError, decode_event
-from stream_guard.pipeline import Guard
-from stream_guard.text import question_hash
+from stream_guard.config.detector import build_config
+from stream_guard.wire.events import EventError, decode_event
+from stream_guard.engine.pipeline import Guard
+from stream_guard.text.words import question_hash
 
 from streamkit import REPO, Names, Worker, event, produce, read_json, read_records, wait_for
 

@@ -9,7 +9,7 @@ import pytest
 
 from stream_guard.errors import HallucinationBlocked
 from stream_guard.logs import JsonFormatter, configure_logging
-from stream_guard.report import CheckResult, HallucinationReport, Risk
+from stream_guard.wire.report import CheckResult, HallucinationReport, Risk
 
 
 @pytest.fixture

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stream_guard.alerts import alerts_for_verdict
+from stream_guard.engine.alerts import alerts_for_verdict
 from stream_guard.compat import HallucinationDetector as SeedDetector
-from stream_guard.config import DetectorConfig
-from stream_guard.events import AnswerEvent, Chunk
-from stream_guard.healing.readability import readability_problems
-from stream_guard.pipeline import Guard
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.wire.events import AnswerEvent, Chunk
+from stream_guard.heal.readability import readability_problems
+from stream_guard.engine.pipeline import Guard
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "holdrens_grill.json").read_text())
 RECORD = FIXTURE["context"]
@@ -114,7 +114,7 @@ def test_confident_but_unfaithful_at_extreme_thresholds(confidence_threshold, na
                             confidence_threshold=confidence_threshold, faithfulness_threshold=1.0)
     if native:
         report = Guard(config).detector.analyze(
-            __import__("stream_guard.inspection", fromlist=["Inspection"]).Inspection.build("q", context, answer))
+            __import__("stream_guard.text.inspection", fromlist=["Inspection"]).Inspection.build("q", context, answer))
         assert report.confidence_score == 1.0
         assert "confident_but_unfaithful" in report.triggered
     else:

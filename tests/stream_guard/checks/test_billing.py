@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from stream_guard.checks.billing import billing_cycles, find_billing_contradictions
-from stream_guard.inspection import Inspection
-from stream_guard.report import Finding
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import Finding
 
 
 def billing(context: str | list[str], answer: str) -> list[Finding]:

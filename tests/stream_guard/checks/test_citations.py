@@ -4,10 +4,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_guard.checks.citations import CitationCheck, find_markers
-from stream_guard.config import DetectorConfig
-from stream_guard.events import Chunk
-from stream_guard.inspection import Inspection
-from stream_guard.report import FindingType
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.wire.events import Chunk
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import FindingType
 
 CONTEXT = [
     "Returns are accepted within 14 days of delivery.",

@@ -4,8 +4,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_guard.checks.confidence import ConfidenceCheck, confidence_score, marker_counts
-from stream_guard.config import DetectorConfig
-from stream_guard.inspection import Inspection
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.inspection import Inspection
 
 
 def run(answer: str, **overrides: float):

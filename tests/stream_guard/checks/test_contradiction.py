@@ -7,10 +7,10 @@ from hypothesis import strategies as st
 
 from stream_guard.checks.base import Check
 from stream_guard.checks.contradiction import KINDS, ContradictionCheck
-from stream_guard.config import DetectorConfig
-from stream_guard.events import Chunk
-from stream_guard.inspection import Inspection
-from stream_guard.report import CheckResult, FindingType
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.wire.events import Chunk
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import CheckResult, FindingType
 
 CHECK = ContradictionCheck(DetectorConfig())
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 import pytest
 
 from stream_guard.checks.drift import DriftCheck, consensus
-from stream_guard.config import DetectorConfig
-from stream_guard.fingerprint import fingerprint
-from stream_guard.history import MemoryHistory, SQLiteHistory
-from stream_guard.inspection import Inspection
-from stream_guard.text import question_hash
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.fingerprint import fingerprint
+from stream_guard.engine.history import MemoryHistory, SQLiteHistory
+from stream_guard.text.inspection import Inspection
+from stream_guard.text.words import question_hash
 
 QUESTION = "What is the price of SKU-441?"
 CONTEXT = ["Product SKU-441 is priced at $49.99 with free shipping."]

@@ -7,10 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_guard.checks.entities import CORE_LABELS, EntityCheck
-from stream_guard.config import DetectorConfig
-from stream_guard.inspection import Entity, Inspection
-from stream_guard.ner import RegexRecognizer, make_recognizer
-from stream_guard.report import FindingType
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.inspection import Entity, Inspection
+from stream_guard.text.ner import RegexRecognizer, make_recognizer
+from stream_guard.wire.report import FindingType
 
 SEED = (
     "The seminal work was published by Dr. James Harrison and Dr. Wei Liu in arXiv:2204.09876, "

@@ -4,9 +4,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_guard.checks.faithfulness import FaithfulnessCheck, context_numbers
-from stream_guard.config import DetectorConfig, preset
-from stream_guard.inspection import Inspection
-from stream_guard.report import FindingType
+from stream_guard.config.detector import DetectorConfig, preset
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import FindingType
 
 CONTEXT = [
     "Returns are accepted within 14 days of delivery. Items must be unused and in their original packaging.",

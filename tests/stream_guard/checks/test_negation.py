@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from stream_guard.checks.negation import find_negation_contradictions, polarity
-from stream_guard.inspection import Inspection
-from stream_guard.report import Finding
-from stream_guard.text import stem
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import Finding
+from stream_guard.text.words import stem
 
 
 def flips(context: str | list[str], answer: str) -> list[Finding]:

@@ -8,8 +8,8 @@ from stream_guard.checks.numeric import (
     find_numeric_contradictions,
     find_swapped_value_contradictions,
 )
-from stream_guard.inspection import Inspection
-from stream_guard.report import Finding, FindingType
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import Finding, FindingType
 
 
 def numeric(context: str | list[str], answer: str) -> list[Finding]:
@@ -135,7 +135,7 @@ def test_rounded_figures_are_not_contradictions() -> None:
 
 
 def test_chunk_id_names_the_source_chunk() -> None:
-    from stream_guard.events import Chunk
+    from stream_guard.wire.events import Chunk
 
     chunks = [
         Chunk(id="faq", text="Shipping is free."),

@@ -4,9 +4,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_guard.checks.relevance import RelevanceCheck, question_terms
-from stream_guard.config import DetectorConfig
-from stream_guard.inspection import Inspection
-from stream_guard.report import FindingType
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.inspection import Inspection
+from stream_guard.wire.report import FindingType
 
 TAX = "Keep tax records for 3 years from the date you filed your original return."
 

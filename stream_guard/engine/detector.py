@@ -1,0 +1,203 @@
+"""HallucinationDetector: runs every check on one answer and assembles the report."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import logging
+import threading
+import time
+from typing import Iterable, Sequence
+
+from stream_guard.checks.base import Check, elapsed_ms
+from stream_guard.checks.citations import CitationCheck
+from stream_guard.checks.confidence import ConfidenceCheck
+from stream_guard.checks.contradiction import ContradictionCheck
+from stream_guard.checks.drift import DriftCheck
+from stream_guard.checks.entities import EntityCheck
+from stream_guard.checks.faithfulness import FaithfulnessCheck
+from stream_guard.checks.relevance import RelevanceCheck
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.wire.events import Chunk
+from stream_guard.text.fingerprint import fingerprint
+from stream_guard.engine.history import Fingerprint, HistoryStore, MemoryHistory, SQLiteHistory
+from stream_guard.text.inspection import Inspection
+from stream_guard.text.ner import EntityRecognizer, batch_answer_entities, make_recognizer
+from stream_guard.wire.report import CheckResult, Finding, FindingType, HallucinationReport
+from stream_guard.scoring.hallucination import (
+    assess_risk,
+    hallucination_score,
+    hallucination_type,
+    model_for,
+    signal_probabilities,
+)
+from stream_guard.text.words import question_hash
+
+log = logging.getLogger("stream_guard.detector")
+
+# Findings are listed most severe first: what an operator should read first.
+_FINDING_ORDER = {
+    FindingType.CONTRADICTION: 0,
+    FindingType.FABRICATED_ENTITY: 1,
+    FindingType.CITATION_MISMATCH: 2,
+    FindingType.UNSUPPORTED: 3,
+}
+
+
+def default_history(config: DetectorConfig) -> HistoryStore:
+    if not config.db_path or config.db_path == ":memory:":
+        return MemoryHistory()
+    return SQLiteHistory(config.db_path)
+
+
+class HallucinationDetector:
+    """Runs the seven checks; `analyze` is pure, `inspect` adds the drift-history bookkeeping.
+
+    Thread-safe: checks hold no mutable state, the history store and stats take their own locks.
+    """
+
+    def __init__(
+        self,
+        config: DetectorConfig | None = None,
+        history: HistoryStore | None = None,
+        recognizer: EntityRecognizer | None = None,
+    ) -> None:
+        self.config = config or DetectorConfig()
+        self.history = history if history is not None else default_history(self.config)
+        self.recognizer = recognizer or make_recognizer(self.config.ner, self.config.spacy_model)
+        self._checks: tuple[Check, ...] = (
+            ConfidenceCheck(self.config),
+            FaithfulnessCheck(self.config),
+            ContradictionCheck(self.config),
+            EntityCheck(self.config, self.recognizer),
+            CitationCheck(self.config),
+            RelevanceCheck(self.config),
+        )
+        self._drift = DriftCheck(self.config)
+        self.score_model = model_for(self.config.score_model_path)
+        self._stats_lock = threading.Lock()
+        self._stats = {"inspected": 0, "flagged": 0}
+
+    @property
+    def ner_backend(self) -> str:
+        return self.recognizer.name
+
+    def fingerprint(self, answer: str) -> Fingerprint:
+        return fingerprint(answer)
+
+    def analyze(self, inspection: Inspection, history: Sequence[Fingerprint] = ()) -> HallucinationReport:
+        """Inspect one answer against its context and the given drift history. Records nothing."""
+        started = time.perf_counter()
+        checks: dict[str, CheckResult] = {}
+        for check in self._checks:
+            checks[check.name] = check.run(inspection)
+        checks["drift"] = self._drift.evaluate(inspection, history)
+        report = self._assemble(inspection, checks, started)
+        self._count(report)
+        if report.flagged and self.config.log_flagged:
+            log.warning("hallucination flagged", extra={"report": report.to_dict()})
+        return report
+
+    def _assemble(self, inspection: Inspection, checks: dict[str, CheckResult], started: float) -> HallucinationReport:
+        # The seed's rule, extremes included: confidence at or above its threshold, grounding below its own.
+        confident_but_unfaithful = (
+            checks["confidence"].score >= self.config.confidence_threshold
+            and checks["faithfulness"].score < self.config.faithfulness_threshold
+        )
+        signals = signal_probabilities(
+            checks, confident_but_unfaithful, self.score_model, drift_counts=self.config.drift_decides
+        )
+        score = hallucination_score(signals)
+        flagged = score >= self.config.flag_threshold
+        findings = _ordered_findings(checks.values())
+        hallucinated = {f.statement for f in findings}
+        verified = tuple(s for s in checks["faithfulness"].verified if s not in hallucinated)
+        triggered = [name for name, result in checks.items() if result.flagged and name != "confidence"]
+        if confident_but_unfaithful:
+            triggered.append("confident_but_unfaithful")
+        return HallucinationReport(
+            question=inspection.question,
+            answer=inspection.answer,
+            checks=checks,
+            hallucinated_statements=findings,
+            verified_statements=verified,
+            risk=assess_risk(checks, confident_but_unfaithful, score, self.config),
+            flagged=flagged,
+            hallucination_score=score,
+            hallucination_type=hallucination_type(checks, flagged),
+            triggered=tuple(triggered),
+            latency_ms=elapsed_ms(started),
+            ner_backend=self.ner_backend,
+        )
+
+    def inspect(
+        self,
+        question: str,
+        context_chunks: Iterable[str | Chunk] | str | None,
+        answer: str,
+        *,
+        citations: Sequence[str] = (),
+        tenant: str = "default",
+    ) -> HallucinationReport:
+        """Library entry point: analyze, then remember the answer for drift if it would be delivered as is."""
+        inspection = Inspection.build(question, context_chunks, answer, citations, tenant)
+        key = question_hash(tenant, question)
+        report = self.analyze(inspection, self.history.get(key))
+        if not report.flagged and answer.strip():
+            self.history.append(key, self.fingerprint(answer), self.config.window_size)
+        return report
+
+    async def ainspect(
+        self,
+        question: str,
+        context_chunks: Iterable[str | Chunk] | str | None,
+        answer: str,
+        **kwargs: object,
+    ) -> HallucinationReport:
+        """`inspect` in the default executor, so an event loop (FastAPI, Faust) is never blocked."""
+        loop = asyncio.get_running_loop()
+        call = functools.partial(self.inspect, question, context_chunks, answer, **kwargs)
+        return await loop.run_in_executor(None, call)
+
+    def with_entities(self, inspections: Sequence[Inspection]) -> list[Inspection]:
+        """Fill `answer_entities` for many inspections in one batched NER pass (spaCy's `nlp.pipe`)."""
+        pending = [i for i, insp in enumerate(inspections) if insp.answer_entities is None]
+        if not pending:
+            return list(inspections)
+        # Only names absent from the context can be fabricated, so spaCy sees just the windows around
+        # capitalised words the context never uses: same flags, a fraction of the NER cost.
+        extracted = batch_answer_entities(self.recognizer, [inspections[i] for i in pending])
+        out = list(inspections)
+        for i, entities in zip(pending, extracted):
+            out[i] = dataclasses.replace(out[i], answer_entities=tuple(entities))
+        return out
+
+    def _count(self, report: HallucinationReport) -> None:
+        with self._stats_lock:
+            self._stats["inspected"] += 1
+            self._stats["flagged"] += int(report.flagged)
+            key = f"risk_{report.risk.value}"
+            self._stats[key] = self._stats.get(key, 0) + 1
+
+    def stats(self) -> dict[str, object]:
+        with self._stats_lock:
+            out: dict[str, object] = dict(self._stats)
+        out["ner_backend"] = self.ner_backend
+        return out
+
+    def reset_stats(self) -> None:
+        with self._stats_lock:
+            self._stats = {"inspected": 0, "flagged": 0}
+
+
+def _ordered_findings(results: Iterable[CheckResult]) -> tuple[Finding, ...]:
+    seen: set[tuple[object, ...]] = set()
+    unique: list[Finding] = []
+    for result in results:
+        for finding in result.findings:
+            key = (finding.type, finding.kind, finding.statement, finding.answer_value)
+            if key not in seen:
+                seen.add(key)
+                unique.append(finding)
+    return tuple(sorted(unique, key=lambda f: _FINDING_ORDER[f.type]))

@@ -1,0 +1,585 @@
+"""Calibrate: choose flag_threshold (and, where labels are enough, refit the score model) from labelled answers.
+
+    stream-guard calibrate --labels ../shared/data/ragtruth_dev.jsonl --keep 0.90 --out calibrated.toml
+    stream-guard calibrate --events answers.jsonl --labels graded.jsonl --keep 0.95 --out calibrated.toml
+    stream-guard calibrate --labels ../shared/data/ragtruth_dev.jsonl ../shared/data/ragtruth_d2t_dev.jsonl \\
+        --ner spacy --write-default          # the package's own model and flag_threshold (maintainers)
+
+The goal is the one a platform team states: deliver at least `--keep` of the faithful answers unchanged
+(routed accept, the original answer delivered) and catch as many hallucinated ones as possible under that
+constraint. An unflagged answer is never repaired, so it is delivered unchanged exactly when its quality
+routes it to accept ("keepable"); the threshold is the lowest `flag_threshold` below which the wanted share
+of the faithful answers is keepable, everything at or above it being caught.
+
+Every labelled answer goes through the full guard once, in parallel (stream_guard/engine/pool.py), with a
+configuration that flags nothing: its verdict gives what the score model reads (score_model.observation_
+from_verdict) and whether it is keepable. Scores for any model and threshold follow from those, so refits and
+cross-validation cost no further judging. Where both classes have MIN_PER_CLASS_TO_REFIT labels the score
+model is refitted (score_model.fit) and kept only when it ranks better than the current one out of sample.
+Every figure printed is cross-validated by group: answers about one source document (meta.source_id), else
+one question, never sit on both sides of a fold. Last, the chosen configuration runs through the full guard
+again (what `backtest` measures, healing and routing included), and the threshold is raised until that run,
+not the score alone, delivers the share asked for.
+
+The output is a [detector] TOML with `flag_threshold` and `score_model_path` naming the model JSON written
+beside it (a threshold means something only with the model it was chosen for), or, with --write-default,
+the package's shipped model (stream_guard/models/score_model.json), whose `threshold` is the default
+`flag_threshold`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import importlib.util
+import math
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import orjson
+
+from stream_guard.scoring import score_model
+from stream_guard.ops.backtest import Position, run_backtest, task_type_of
+from stream_guard.config.detector import PRESETS, DetectorConfig, build_config, preset
+from stream_guard.ops.evaluation import LabelledDecision, decision_metrics, roc_auc
+from stream_guard.wire.events import EventError, parse_event
+from stream_guard.wire.labels import load_labels
+from stream_guard.engine.pool import Judges, parse_jobs
+from stream_guard.scoring.score_model import Observation, ScoreModel
+from stream_guard.scoring.hallucination import model_for
+from stream_guard.text.words import normalize_question
+from stream_guard.config.stream import check_environment
+
+MIN_PER_CLASS = 20
+# Below this, five folds hold too few answers of a class to tell two models apart; the out-of-sample
+# comparison, not this number, decides whether a refit is kept.
+MIN_PER_CLASS_TO_REFIT = 60
+FOLDS = 5
+KEEP_TARGETS = (0.80, 0.85, 0.90, 0.95, 0.98)
+# score_model.fit places each refit's operating point here; the chosen flag_threshold then moves from it only
+# as far as hard signals and unkeepable answers require. Fixed, so a rerun on the same labels is the same fit.
+FIT_ANCHOR = 0.40
+# Full-guard runs allowed to raise the threshold when the score alone promised more than the guard delivers.
+VERIFY_ROUNDS = 4
+UNKNOWN_TASK = "unknown"
+
+
+class CalibrationError(Exception):
+    """What was asked cannot be calibrated (too few labels, unreadable input): exit 2 with this message."""
+
+
+# --- labelled answers ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """One labelled answer as read: its event payload, its label (1 = hallucinated) and where it belongs."""
+
+    event_id: str
+    payload: bytes
+    label: int
+    group: str  # cross-validation group
+    source: str  # the file it came from
+    task_type: str
+
+
+@dataclass(frozen=True)
+class Example:
+    """One labelled answer as judged: what the score model reads, and whether it is delivered unchanged
+    when not flagged."""
+
+    label: int
+    group: str
+    source: str
+    task_type: str
+    observation: Observation
+    keepable: bool
+
+
+def group_of(obj: Mapping[str, Any]) -> str:
+    """The unit that never sits on both sides of a fold: the source document (meta.source_id or
+    metadata.source_id), else the question, else the context (a summary's document)."""
+    for key in ("meta", "metadata"):
+        holder = obj.get(key)
+        if isinstance(holder, Mapping) and holder.get("source_id") is not None:
+            return f"source:{holder['source_id']}"
+    question = normalize_question(str(obj.get("question") or ""))
+    if question:
+        return f"question:{question}"
+    context = orjson.dumps(obj.get("context"), option=orjson.OPT_SORT_KEYS)
+    return f"context:{hashlib.blake2b(context, digest_size=8).hexdigest()}"
+
+
+def _is_events_file(path: str) -> bool:
+    with open(path, "rb") as fh:
+        for line in fh:
+            if line.strip():
+                try:
+                    obj = orjson.loads(line)
+                except orjson.JSONDecodeError as exc:
+                    raise CalibrationError(f"{path}: first record is not JSON: {exc}") from None
+                return isinstance(obj, dict) and "answer" in obj
+    return False
+
+
+def labelled_answers(label_paths: Sequence[str], event_paths: Sequence[str]) -> list[Labelled]:
+    """Every labelled event. Files of events with `label` inside count by themselves; label files
+    (event_id, label, ...) label the events of --events files, and win over labels inside them."""
+    separate: dict[str, int] = {}
+    events_files = list(event_paths)
+    for path in label_paths:
+        if not Path(path).is_file():
+            raise CalibrationError(f"{path}: no such file")
+        if _is_events_file(path):
+            events_files.append(path)
+        else:
+            try:
+                separate.update({k: v.label for k, v in load_labels(path).items()})
+            except ValueError as exc:
+                raise CalibrationError(str(exc)) from None
+    return [row for path in dict.fromkeys(events_files) for row in _read_events(path, separate)]
+
+
+def _read_events(path: str, separate: Mapping[str, int]) -> Iterator[Labelled]:
+    if not Path(path).is_file():
+        raise CalibrationError(f"{path}: no such file")
+    source = Path(path).stem
+    with open(path, "rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = orjson.loads(line)
+                event = parse_event(obj)
+            except (orjson.JSONDecodeError, EventError) as exc:
+                raise CalibrationError(f"{path}:{number}: {exc}") from None
+            label = separate.get(event.event_id, event.label)
+            if label is not None:
+                yield Labelled(event.event_id, line.rstrip(b"\r\n"), int(label), group_of(obj), source,
+                               task_type_of(line) or UNKNOWN_TASK)
+
+
+def observe(config: DetectorConfig, rows: Sequence[Labelled], jobs: int | None) -> tuple[list[Example], str]:
+    """Judge every labelled answer through the full guard, flagging nothing, and read its example from the
+    verdict. Returns the examples in input order and the entity recognizer that judged them."""
+    # The highest threshold a config may hold: a noisy-OR of probabilities below 1 never reaches it.
+    never_flag = config.with_overrides(flag_threshold=1.0)
+    examples: list[Example | None] = [None] * len(rows)
+    with Judges(never_flag, jobs=jobs) as judges:
+        backend = judges.wait_ready().ner_backend
+        for i, judged in judges.judge((i, row.payload) for i, row in enumerate(rows)):
+            row = rows[i]
+            if judged.verdict is None:
+                raise CalibrationError(f"{row.source}: event {row.event_id} was not judged ({judged.error_stage}: "
+                                       f"{judged.error_field}: {judged.error_reason})")
+            verdict = orjson.loads(judged.verdict)
+            keepable = verdict["routing"] == "accept" and verdict["delivered_answer"] == verdict["original_answer"]
+            examples[i] = Example(row.label, row.group, row.source, row.task_type,
+                                  score_model.observation_from_verdict(verdict), keepable)
+    return [e for e in examples if e is not None], backend
+
+
+# --- choosing -----------------------------------------------------------------------------------------------
+
+
+def scores_of(examples: Sequence[Example], model: ScoreModel, drift_counts: bool) -> list[float]:
+    return [score_model.score(e.observation, model, drift_counts=drift_counts) for e in examples]
+
+
+def choose_threshold(scores: Sequence[float], examples: Sequence[Example], keep: float, extra: int = 0) -> float:
+    """The lowest flag_threshold that delivers at least `keep` of the faithful answers unchanged (those
+    keepable and scoring below it), keeping `extra` more on top; halfway to the next score, so a near tie is
+    not decided by rounding. 1.0 (flag only a certain hallucination) when even that cannot keep enough."""
+    faithful = [(s, e.keepable) for s, e in zip(scores, examples) if not e.label]
+    needed = math.ceil(keep * len(faithful) - 1e-9) + extra
+    keepable = sorted(s for s, ok in faithful if ok)
+    if needed <= 0:
+        return round(min(scores, default=0.0), 4)
+    if needed > len(keepable):
+        return 1.0
+    edge = keepable[needed - 1]
+    above = [s for s in scores if s > edge]
+    threshold = math.ceil(((edge + min(above)) / 2 if above else edge + 1e-4) * 10_000) / 10_000
+    return min(1.0, threshold if threshold > edge else edge + 1e-4)
+
+
+def decisions(scores: Sequence[float], examples: Sequence[Example], threshold: float) -> list[LabelledDecision]:
+    out = []
+    for score, example in zip(scores, examples):
+        flagged = score >= threshold
+        unchanged = not flagged and example.keepable
+        out.append(LabelledDecision(score=score, flagged=flagged, label=example.label,
+                                    accepted_unchanged=unchanged, delivered_unchanged=unchanged))
+    return out
+
+
+@dataclass(frozen=True)
+class Fitting:
+    """How a rule is made from labelled examples: refit the model (`model` None) or keep `model`."""
+
+    keep: float
+    drift_counts: bool
+    signals: Mapping[str, float]
+    model: ScoreModel | None = None
+    l2: float = 1.0
+
+    def rule(self, examples: Sequence[Example], fitted_on: str = "") -> tuple[ScoreModel, float]:
+        """(model, threshold) from `examples`."""
+        model = self.model
+        if model is None:
+            model = score_model.fit([e.observation for e in examples], [e.label for e in examples],
+                                    l2=self.l2, keep_rate=self.keep, threshold=FIT_ANCHOR,
+                                    signals=self.signals, fitted_on=fitted_on)
+        return model, choose_threshold(scores_of(examples, model, self.drift_counts), examples, self.keep)
+
+    def cross_validate(self, examples: Sequence[Example], folds: int) -> tuple[list[float], list[LabelledDecision]]:
+        """Out-of-fold scores and decisions, in example order, folds by group: the threshold (and a refitted
+        model) chosen on the other folds."""
+        fold = score_model.group_folds([e.group for e in examples], folds)
+        scores = [0.0] * len(examples)
+        made: list[LabelledDecision | None] = [None] * len(examples)
+        for k in range(folds):
+            train = [e for e, f in zip(examples, fold) if f != k]
+            held = [i for i, f in enumerate(fold) if f == k]
+            if not held or not train:
+                continue
+            model, threshold = self.rule(train)
+            held_examples = [examples[i] for i in held]
+            held_scores = scores_of(held_examples, model, self.drift_counts)
+            for i, score, decision in zip(held, held_scores, decisions(held_scores, held_examples, threshold)):
+                scores[i], made[i] = score, decision
+        if any(d is None for d in made):  # pragma: no cover - every example is in exactly one fold
+            raise CalibrationError("a fold had nothing to train on")
+        return scores, [d for d in made if d is not None]
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """The fitting chosen, its out-of-fold scores and decisions, and what to tell the user about the choice."""
+
+    fitting: Fitting
+    scores: list[float]
+    made: list[LabelledDecision]
+    notes: list[str]
+
+
+def choose_model(examples: Sequence[Example], current: ScoreModel, keep: float, *, refit: str, folds: int,
+                 l2: float = 1.0, drift_counts: bool = False, sources: Sequence[str] = ()) -> ModelChoice:
+    """Keep `current` or refit it. `refit`: "never", "always", or "compare" (refit where both classes have
+    MIN_PER_CLASS_TO_REFIT labels, kept only when its cross-validated ROC AUC beats the current model's)."""
+    labels = [e.label for e in examples]
+    keeping = Fitting(keep, drift_counts, current.signals, model=current)
+    # A refit keeps the current model's signal probabilities and takes the default for a signal it predates.
+    refitting = Fitting(keep, drift_counts, {**score_model.DEFAULT_SIGNALS, **current.signals}, l2=l2)
+    enough = min(len(labels) - sum(labels), sum(labels)) >= MIN_PER_CLASS_TO_REFIT
+    numpy = importlib.util.find_spec("numpy") is not None
+    if refit == "always":
+        if not enough:
+            raise CalibrationError(f"refitting the model needs {MIN_PER_CLASS_TO_REFIT} labels of each class")
+        if not numpy:
+            raise CalibrationError("refitting the model needs numpy: pip install 'stream-guard[report]'")
+        scores, made = refitting.cross_validate(examples, folds)
+        return ModelChoice(refitting, scores, made,
+                           [f"\nrefitted model: ROC AUC {roc_auc(scores, labels):.4f} ({folds}-fold, by group)"])
+    scores, made = keeping.cross_validate(examples, folds)
+    seen = [s for s in sources if s in current.fitted_on]
+    notes = [f"\ncurrent model ({current.fitted_on or 'unnamed'}): ROC AUC {roc_auc(scores, labels):.4f} "
+             f"({folds}-fold by group, threshold only"
+             + (f"; its weights were fitted on {', '.join(seen)}, so this is in-sample for them)" if seen else ")")]
+    if refit == "never":
+        return ModelChoice(keeping, scores, made, notes)
+    if not enough or not numpy:
+        why = f"{MIN_PER_CLASS_TO_REFIT} labels of each class" if not enough else "numpy (the report extra)"
+        return ModelChoice(keeping, scores, made, notes + [f"model kept: refitting needs {why}"])
+    refit_scores, refit_made = refitting.cross_validate(examples, folds)
+    better = roc_auc(refit_scores, labels) > roc_auc(scores, labels)
+    notes.append(f"refitted model: ROC AUC {roc_auc(refit_scores, labels):.4f} ({folds}-fold, by group): "
+                 f"{'kept' if better else 'not better, current model kept'}")
+    return ModelChoice(refitting, refit_scores, refit_made, notes) if better else ModelChoice(keeping, scores, made,
+                                                                                               notes)
+
+
+# --- verifying through the full guard -----------------------------------------------------------------------
+
+
+def guard_metrics(config: DetectorConfig, rows: Sequence[Labelled], jobs: int | None) -> dict[str, Any]:
+    """The label metrics `backtest` reports for `config` on these answers (overall and per task type)."""
+    inputs = [(Position(f"{row.source} #{i + 1}", row.task_type), row.payload) for i, row in enumerate(rows)]
+    outcome = run_backtest(config, inputs, jobs=jobs or 0, labels={row.event_id: row.label for row in rows},
+                           live=None)
+    if outcome.partial:
+        raise CalibrationError(f"the full-guard run stopped early: {outcome.stopped}")
+    metrics = outcome.backtest.label_metrics()
+    if metrics is None:  # pragma: no cover - every row is labelled
+        raise CalibrationError("the full-guard run produced no labelled verdicts")
+    return metrics
+
+
+def verified_threshold(config: DetectorConfig, rows: Sequence[Labelled], jobs: int | None,
+                       scores: Sequence[float], examples: Sequence[Example], keep: float,
+                       say: Callable[[str], None]) -> tuple[float, dict[str, Any]]:
+    """The chosen threshold, raised until the full guard (not only the score) keeps `keep` of the faithful
+    answers, and that run's metrics. Both runs judge the same answers; they differ when drift counts or a
+    score sits within rounding of the threshold."""
+    faithful = sum(1 for e in examples if not e.label)
+    needed = math.ceil(keep * faithful - 1e-9)
+    extra = 0
+    threshold = choose_threshold(scores, examples, keep)
+    for _ in range(VERIFY_ROUNDS):
+        metrics = guard_metrics(config.with_overrides(flag_threshold=threshold), rows, jobs)
+        kept = round((metrics["overall"]["faithful_kept"] or 0.0) * faithful)
+        if kept >= needed or threshold >= 1.0:
+            return threshold, metrics
+        extra += needed - kept
+        raised = choose_threshold(scores, examples, keep, extra)
+        say(f"  the full guard kept {kept} of {faithful} faithful answers at {threshold}, {needed} needed: "
+            f"raising the threshold to {raised}")
+        threshold = raised
+    return threshold, metrics
+
+
+# --- output -------------------------------------------------------------------------------------------------
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return orjson.dumps(str(value)).decode()  # a JSON string is a valid TOML basic string
+
+
+def config_toml(config: DetectorConfig, base_preset: str | None, model_file: str, comments: Sequence[str]) -> str:
+    """A [detector] table that reproduces `config`: the preset, every setting that differs from it, the
+    threshold and the score model file (relative to the TOML, as config loading resolves it)."""
+    reference = preset(base_preset) if base_preset else DetectorConfig()
+    lines = [f"# {c}" for c in comments] + ["", "[detector]"]
+    if base_preset:
+        lines.append(f"preset = {_toml_value(base_preset)}")
+    skip = {"db_path", "log_flagged", "limits", "flag_threshold", "score_model_path"}
+    for f in dataclasses.fields(DetectorConfig):
+        value = getattr(config, f.name)
+        if f.name not in skip and value != getattr(reference, f.name):
+            lines.append(f"{f.name} = {_toml_value(value)}")
+    lines.append(f"flag_threshold = {config.flag_threshold!r}")
+    lines.append(f"score_model_path = {_toml_value(model_file)}")
+    if config.limits != reference.limits:
+        lines += ["", "[detector.limits]"] + [
+            f"{f.name} = {_toml_value(getattr(config.limits, f.name))}" for f in dataclasses.fields(config.limits)
+            if getattr(config.limits, f.name) != getattr(reference.limits, f.name)]
+    return "\n".join(lines) + "\n"
+
+
+def default_model_path() -> Path:
+    """The shipped model's file in this installation (the source tree, for the editable install)."""
+    return Path(score_model.__file__).resolve().parent / "models" / score_model.DEFAULT_MODEL_FILE
+
+
+def _pct(value: float | None) -> str:
+    return "  n/a" if value is None else f"{value * 100:5.1f}"
+
+
+def operating_points(scores: Sequence[float], examples: Sequence[Example]) -> list[str]:
+    rows = [" keep target  threshold  faithful kept  hallucinated caught  precision  recall"]
+    for target in KEEP_TARGETS:
+        threshold = choose_threshold(scores, examples, target)
+        m = decision_metrics(decisions(scores, examples, threshold))
+        rows.append(f"     {target:.2f}      {threshold:7.4f}      {_pct(m['faithful_kept'])}%"
+                    f"            {_pct(m['hallucinated_caught'])}%       {_pct(m['precision'])}%  "
+                    f"{_pct(m['recall'])}%")
+    return rows
+
+
+def _summary(name: str, m: Mapping[str, Any]) -> str:
+    auc = f"{m['roc_auc']:.3f}" if m["roc_auc"] is not None else "n/a"
+    return (f"  {name:<20} n {m['n']:>5}  ROC AUC {auc:<5}  F1 {_pct(m['f1'])}%  "
+            f"faithful kept {_pct(m['faithful_kept'])}%  hallucinated caught {_pct(m['hallucinated_caught'])}%")
+
+
+def _breakdown(examples: Sequence[Example], made: Sequence[LabelledDecision]) -> list[str]:
+    """Overall, per source file and per task type."""
+    lines = [_summary("all", decision_metrics(made))]
+    for attribute in ("source", "task_type"):
+        values = sorted({getattr(e, attribute) for e in examples})
+        if len(values) > 1:
+            lines += [_summary(value, decision_metrics([d for e, d in zip(examples, made)
+                                                        if getattr(e, attribute) == value])) for value in values]
+    return lines
+
+
+def _weights(chosen: ScoreModel, current: ScoreModel) -> list[str]:
+    old = dict(zip(current.features, current.weights))
+    lines = [f"  {'feature':<24}{'chosen':>9}{'current':>9}"]
+    lines += [f"  {name:<24}{w:+9.3f}{old.get(name, 0.0):+9.3f}" for name, w in zip(chosen.features, chosen.weights)]
+    lines.append(f"  {'intercept':<24}{chosen.intercept:+9.3f}{current.intercept:+9.3f}")
+    return lines
+
+
+# --- the command --------------------------------------------------------------------------------------------
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="stream-guard calibrate",
+        description="Choose flag_threshold (and refit the score model, where labels are enough) so that at least "
+                    "--keep of the faithful labelled answers are delivered unchanged; writes a [detector] TOML "
+                    "and the score model it was chosen for.")
+    p.add_argument("--labels", nargs="+", required=True, metavar="PATH",
+                   help="JSONL of events with `label` inside, or of labels (event_id, label) for --events")
+    p.add_argument("--events", nargs="+", default=[], metavar="PATH", help="AnswerEvent JSONL labelled by --labels")
+    p.add_argument("--keep", type=float, default=0.90,
+                   help="share of faithful answers to deliver unchanged, in (0, 1] (default 0.90)")
+    p.add_argument("--out", help="TOML file to write; the score model goes beside it as <name>.score_model.json")
+    p.add_argument("--write-default", action="store_true",
+                   help="refit and write the package's shipped model (its threshold is the default flag_threshold); "
+                        "for maintainers, on ../shared/data, with default settings")
+    p.add_argument("--config", help="base configuration (TOML); its settings are carried into --out")
+    p.add_argument("--preset", choices=sorted(PRESETS), help="base preset")
+    p.add_argument("--ner", choices=("spacy", "regex", "auto"), help="entity recognizer (default auto)")
+    p.add_argument("--fixed-model", action="store_true", help="choose the threshold only; keep the score model")
+    p.add_argument("--l2", type=float, default=1.0, help="L2 penalty of a refit (default 1.0)")
+    p.add_argument("--folds", type=int, default=FOLDS, help=f"cross-validation folds (default {FOLDS})")
+    p.add_argument("--jobs", "-j", type=parse_jobs, default=None, help="judge processes (default one per core)")
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parser().parse_args(list(argv))
+    try:
+        return _main(args)
+    except CalibrationError as exc:
+        print(f"stream-guard calibrate: {exc}", file=sys.stderr)
+        return 2
+
+
+def _say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    if not 0.0 < args.keep <= 1.0:
+        raise CalibrationError(f"--keep must be in (0, 1], got {args.keep}")
+    if args.folds < 2:
+        raise CalibrationError(f"--folds must be at least 2, got {args.folds}")
+    if not args.out and not args.write_default:
+        raise CalibrationError("say where to write: --out FILE.toml (or --write-default)")
+    if args.write_default and (args.config or args.preset or args.fixed_model):
+        raise CalibrationError("--write-default fits the shipped model for the default settings: it takes no "
+                               "--config, --preset or --fixed-model")
+
+
+def _check_counts(rows: Sequence[Labelled], folds: int) -> None:
+    hallucinated = sum(row.label for row in rows)
+    faithful = len(rows) - hallucinated
+    if faithful < MIN_PER_CLASS or hallucinated < MIN_PER_CLASS:
+        raise CalibrationError(
+            f"too few labels to calibrate: {faithful} faithful and {hallucinated} hallucinated answers; at least "
+            f"{MIN_PER_CLASS} of each are needed (and {MIN_PER_CLASS_TO_REFIT} of each to refit the score model)")
+    groups = {row.group for row in rows}
+    if len(groups) < folds:
+        raise CalibrationError(f"{len(groups)} independent groups (source documents or questions) cannot fill "
+                               f"{folds} cross-validation folds")
+
+
+def _main(args: argparse.Namespace) -> int:
+    _check_arguments(args)
+    try:
+        check_environment(os.environ)
+        config = build_config(args.config, args.preset, args.ner, env=os.environ)
+    except (OSError, ValueError) as exc:
+        raise CalibrationError(f"bad configuration: {exc}") from None
+    rows = labelled_answers(args.labels, args.events)
+    _check_counts(rows, args.folds)
+    hallucinated = sum(row.label for row in rows)
+    sources = list(dict.fromkeys(row.source for row in rows))
+    _say(f"{len(rows)} labelled answers ({hallucinated} hallucinated, {len(rows) - hallucinated} faithful) in "
+         f"{len({row.group for row in rows})} groups from {', '.join(sources)}")
+    examples, backend = observe(config, rows, args.jobs)
+    _say(f"judged with {backend} NER; {sum(e.keepable for e in examples if not e.label)} of "
+         f"{len(rows) - hallucinated} faithful answers are delivered unchanged when not flagged")
+
+    current = model_for(config.score_model_path)
+    choice = choose_model(examples, current, args.keep, folds=args.folds, l2=args.l2,
+                          refit="always" if args.write_default else "never" if args.fixed_model else "compare",
+                          drift_counts=config.drift_decides, sources=sources)
+    for line in choice.notes:
+        _say(line)
+    refitted = choice.fitting.model is None
+    model, _ = choice.fitting.rule(examples, fitted_on=f"{'+'.join(sources)}, {len(rows)} labelled answers, NER "
+                                                       f"{backend}, keep {args.keep:.2f}, by stream-guard calibrate")
+    scores = scores_of(examples, model, config.drift_decides)
+    _say(f"\nCross-validated ({args.folds} folds by group; threshold{' and model' if refitted else ''} chosen on "
+         f"the other folds), keep >= {args.keep:.2f}:")
+    _say_lines(_breakdown(examples, choice.made))
+    _say("\nOperating points of the chosen model's scores (in-sample, all labelled answers):")
+    _say_lines(operating_points(scores, examples))
+    if refitted:
+        _say("\nRefitted weights:")
+        _say_lines(_weights(model, current))
+
+    _say("\nVerifying through the full guard (healing and routing, as backtest runs it)...")
+    threshold, verified = _verify(config, model, rows, args.jobs, scores, examples, args.keep)
+    model = dataclasses.replace(model, threshold=threshold)
+    _say(f"\nChosen: flag_threshold = {threshold}, score model "
+         f"{'refitted' if refitted else 'kept (' + (current.fitted_on or 'current') + ')'}")
+    _say("Full guard on the labelled answers (in-sample):")
+    _say_lines([_summary(name, m) for name, m in [("all", verified["overall"]),
+                                                  *sorted(verified["by_task_type"].items())]])
+    kept = verified["overall"]["faithful_kept"] or 0.0
+    if kept < args.keep:
+        _say(f"warning: the full guard keeps {_pct(kept)}% of the faithful answers, short of {_pct(args.keep)}%: "
+             + ("the rest route to fallback whatever the threshold" if threshold >= 1.0 else
+                f"raising the threshold {VERIFY_ROUNDS} times did not get there"))
+
+    if args.write_default:
+        score_model.save_model(model, str(default_model_path()))
+        _say(f"\nwritten the shipped model to {default_model_path()} (its threshold, {threshold}, is the default "
+             f"flag_threshold)")
+    if args.out:
+        cv = decision_metrics(choice.made)
+        in_sample = not refitted and any(s in current.fitted_on for s in sources)
+        comments = [f"Written by `stream-guard calibrate` on {datetime.now(timezone.utc):%Y-%m-%d}: keep >= "
+                    f"{args.keep:.2f} of faithful answers delivered unchanged.",
+                    f"Labels: {', '.join(args.labels + args.events)} ({hallucinated} hallucinated, "
+                    f"{len(rows) - hallucinated} faithful).",
+                    f"Cross-validated by group: ROC AUC {cv['roc_auc']}, faithful kept {_pct(cv['faithful_kept'])}%, "
+                    f"hallucinated caught {_pct(cv['hallucinated_caught'])}%"
+                    + (" (the model's weights were fitted on these labels)." if in_sample else ".")]
+        _write_config(args.out, config.with_overrides(flag_threshold=threshold), args.preset, model, comments)
+    return 0
+
+
+def _say_lines(lines: Sequence[str]) -> None:
+    for line in lines:
+        _say(line)
+
+
+def model_file_for(toml_path: str | Path) -> Path:
+    """Where the model of a calibrated TOML goes: beside it, `<name>.score_model.json`."""
+    return Path(toml_path).with_suffix(".score_model.json")
+
+
+def _write_config(out: str, config: DetectorConfig, base_preset: str | None, model: ScoreModel,
+                  comments: Sequence[str]) -> None:
+    model_file = model_file_for(out)
+    score_model.save_model(model, str(model_file))
+    Path(out).write_text(config_toml(config, base_preset, model_file.name, comments), encoding="utf-8")
+    build_config(out, None, None)  # what we wrote must load
+    _say(f"\nwritten to {out} (score model: {model_file})")
+
+
+def _verify(config: DetectorConfig, model: ScoreModel, rows: Sequence[Labelled], jobs: int | None,
+            scores: Sequence[float], examples: Sequence[Example], keep: float) -> tuple[float, dict[str, Any]]:
+    """verified_threshold with `model` in use: written to a scratch file, since judge processes load the
+    model a config names."""
+    with tempfile.TemporaryDirectory(prefix="stream-guard-calibrate-") as tmp:
+        path = Path(tmp) / "model.json"
+        score_model.save_model(model, str(path))
+        with_model = config.with_overrides(score_model_path=str(path))
+        return verified_threshold(with_model, rows, jobs, scores, examples, keep, _say)

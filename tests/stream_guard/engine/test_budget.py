@@ -1,0 +1,90 @@
+"""The CPU budget stops runaway work where it can (the main thread) and reports it everywhere."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+import pytest
+
+from stream_guard.engine.budget import CpuBudget, OverBudget
+
+
+def spin_forever() -> None:
+    while True:
+        sum(range(1000))
+
+
+def test_python_code_past_its_budget_is_stopped_near_the_budget() -> None:
+    started = time.process_time()
+    with pytest.raises(OverBudget) as caught:
+        with CpuBudget(50).limit():
+            spin_forever()
+    spent_ms = (time.process_time() - started) * 1000
+    assert caught.value.spent_ms >= 50 and caught.value.budget_ms == 50
+    assert spent_ms < 1000  # stopped, not run to some other limit
+    assert str(caught.value).startswith("timeout: spent ")
+
+
+def test_a_backtracking_regex_is_stopped_too() -> None:
+    with pytest.raises(OverBudget):
+        with CpuBudget(50).limit():
+            re.match(r"(a+)+b", "a" * 40)
+
+
+def test_the_core_cannot_swallow_it_with_except_exception() -> None:
+    def careless() -> str:
+        try:
+            spin_forever()
+        except Exception:  # what the core does around one failing check
+            return "swallowed"
+        return "unreachable"
+
+    with pytest.raises(OverBudget):
+        with CpuBudget(30).limit():
+            careless()
+
+
+def test_a_batch_scope_scales_with_its_events_and_quick_work_passes() -> None:
+    with CpuBudget(1000).limit(3):
+        sum(range(10_000))
+    with pytest.raises(OverBudget) as caught:
+        with CpuBudget(20).limit(3):
+            spin_forever()
+    assert caught.value.budget_ms == 60
+
+
+def test_no_timer_is_left_behind_after_a_scope() -> None:
+    with CpuBudget(20).limit():
+        pass
+    deadline = time.process_time() + 0.1
+    while time.process_time() < deadline:  # 5x the budget of the closed scope: nothing fires
+        sum(range(1000))
+
+
+def test_in_another_thread_it_is_measured_and_reported_after_the_work() -> None:
+    outcome: list[BaseException | None] = []
+
+    def work() -> None:
+        try:
+            with CpuBudget(20).limit():
+                deadline = time.thread_time() + 0.06
+                while time.thread_time() < deadline:
+                    sum(range(1000))
+        except OverBudget as exc:
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(10)
+    [exc] = outcome
+    assert isinstance(exc, OverBudget) and exc.spent_ms >= 60
+
+
+def test_wall_limit_grows_with_the_batch() -> None:
+    budget = CpuBudget(250)
+    assert budget.wall_limit_s(1) < budget.wall_limit_s(32)
+    assert budget.wall_limit_s(32) == pytest.approx(4.0 * 32 * 0.25 + 2.0)

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import pytest
+
+from stream_guard.heal.grounding_rewrite import (
+    PREFIX_FIGURES,
+    PREFIX_GENERAL,
+    PREFIX_POLICY,
+    choose_prefix,
+    rewrite,
+    select_sentences,
+)
+from stream_guard.text.inspection import Inspection
+
+RESEARCH = [
+    "Recent studies show transformer models achieve 94% accuracy on NER tasks.",
+    "Fine-tuning on domain-specific data improves performance by 12-18%.",
+    "The benchmark dataset contains 50,000 annotated examples.",
+]
+
+
+def test_rebuilds_from_context_with_a_figures_prefix():
+    inspection = Inspection.build(
+        "Who published the key research on transformer NER performance?",
+        RESEARCH,
+        "Dr. James Harrison published it in arXiv:2204.09876.",
+    )
+    result = rewrite(inspection)
+    assert result.text is not None
+    assert result.text.startswith(PREFIX_FIGURES + " ")
+    assert RESEARCH[0] in result.text
+    assert "Harrison" not in result.text
+    assert result.changes[0].kind == "rewrite"
+
+
+def test_question_overlap_ranks_first_and_document_order_is_kept():
+    context = [
+        "Shipping is free on orders over $50.",
+        "Returns are accepted within 14 days of purchase.",
+        "Our offices are closed on public holidays.",
+        "Refunds for returns are issued to the original payment method.",
+    ]
+    chosen = select_sentences(Inspection.build("How do returns and refunds work?", context, ""), limit=2)
+    assert chosen == [context[1], context[3]]
+
+
+def test_answer_overlap_breaks_ties():
+    context = ["Plan A includes email support for customers.", "Plan B includes phone support for customers."]
+    inspection = Inspection.build("What support is included?", context, "You get phone support.")
+    assert select_sentences(inspection, limit=1) == [context[1]]
+
+
+def test_unrelated_context_offers_nothing():
+    inspection = Inspection.build("What is the warranty?", ["Our cafeteria serves lunch daily."], "Two years.")
+    assert rewrite(inspection).text is None
+
+
+def test_empty_context_offers_nothing():
+    assert rewrite(Inspection.build("What is the warranty?", [], "Two years.")).text is None
+
+
+@pytest.mark.parametrize(
+    "text, prefix",
+    [
+        ("The Pro plan costs $120 per year.", PREFIX_FIGURES),
+        ("Returns are accepted within 14 days.", PREFIX_FIGURES),
+        ("Accuracy reached 94% on the benchmark.", PREFIX_FIGURES),
+        ("Our refund policy requires the original receipt.", PREFIX_POLICY),
+        ("Follow the escalation procedure for outages.", PREFIX_POLICY),
+        ("The office is located in Berlin.", PREFIX_GENERAL),
+    ],
+)
+def test_prefix_follows_what_the_context_holds(text, prefix):
+    assert choose_prefix(text) == prefix
+
+
+def test_chunk_objects_are_accepted():
+    from stream_guard.wire.events import Chunk
+
+    inspection = Inspection.build("Where is the office?", (Chunk("a", "The office is located in Berlin."),), "Paris.")
+    assert rewrite(inspection).text == f"{PREFIX_GENERAL} The office is located in Berlin."

@@ -1,0 +1,171 @@
+"""calibrate: refuses too few labels; its threshold delivers the faithful share asked for, through the full guard,
+on the labels and near it on other data; the TOML and model file it writes load anywhere and behave as chosen."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from stream_guard.scoring import score_model
+from stream_guard.ops.calibration import Example, choose_model, choose_threshold, group_of, model_file_for
+from stream_guard.config.detector import build_config
+from stream_guard.scoring.score_model import DEFAULT_MODEL, Observation
+
+from test_backtest import DATA, REPO
+
+
+def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "stream_guard", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=900, check=False)
+
+
+def example(label: int, keepable: bool = True, observation: Observation = Observation({}), group: str = "g"
+            ) -> Example:
+    return Example(label, group, "s", "QA", observation, keepable)
+
+
+def test_the_threshold_is_the_lowest_that_keeps_the_share_asked_for() -> None:
+    examples = [example(0), example(0), example(0), example(0, keepable=False), example(1), example(1)]
+    scores = [0.1, 0.2, 0.5, 0.05, 0.3, 0.9]
+    # 3 of 4 faithful answers can be kept (one routes to fallback whatever the score): keep 0.75 needs all three,
+    # so the threshold must pass 0.5; halfway to the next score (0.9).
+    assert choose_threshold(scores, examples, 0.75) == 0.7
+    # Keeping 2 of 4 only needs 0.1 and 0.2 below it: halfway to 0.3, which it then flags.
+    assert choose_threshold(scores, examples, 0.50) == 0.25
+    # One more kept than the share asks (what the full-guard check asks for when it falls short): past 0.5.
+    assert choose_threshold(scores, examples, 0.50, extra=1) == 0.7
+    assert choose_threshold(scores, examples, 1.0) == 1.0  # unreachable: flag only certainties
+
+
+def test_groups_are_source_documents_else_questions_else_contexts() -> None:
+    ragtruth = {"question": "Who?", "context": ["a"], "meta": {"source_id": 14364}}
+    assert group_of(ragtruth) == group_of({**ragtruth, "question": "Other?"}) == "source:14364"
+    assert group_of({"question": "How long  do returns take?", "context": ["a"]}) == \
+        group_of({"question": "how long do returns take", "context": ["b"]})
+    summary = {"question": "", "context": ["The article."]}
+    assert group_of(summary) == group_of({**summary, "answer": "x"}) != group_of({**summary, "context": ["Other."]})
+
+
+def synthetic(n: int, seed: int = 5) -> list[Example]:
+    """Answers whose ungrounded share separates the classes; three answers per source document."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        label = int(rng.random() < 0.45)
+        ungrounded = min(1.0, max(0.0, rng.gauss(0.55 if label else 0.2, 0.15)))
+        values = {"ungrounded_fraction": ungrounded, "novel_fraction": ungrounded, "claims": 1.4, "has_question": 1.0}
+        out.append(example(label, observation=Observation(values), group=f"doc{i // 3}"))
+    return out
+
+
+def test_a_refit_is_kept_only_when_it_ranks_better_out_of_sample() -> None:
+    examples = synthetic(400)
+    # A model blind to the grounding features ranks nothing: the refit wins, cross-validated.
+    blind = score_model.ScoreModel(DEFAULT_MODEL.features, tuple(0.0 for _ in DEFAULT_MODEL.features), -1.0,
+                                   DEFAULT_MODEL.signals)
+    chosen = choose_model(examples, blind, 0.9, refit="compare", folds=5)
+    assert chosen.fitting.model is None and "kept" in chosen.notes[-1]
+    assert len(chosen.made) == len(examples)
+    # Asked never to refit, or with too few labels to compare, the current model stays.
+    assert choose_model(examples, blind, 0.9, refit="never", folds=5).fitting.model is blind
+    few = choose_model(synthetic(90), blind, 0.9, refit="compare", folds=5)
+    assert few.fitting.model is blind and "needs 60 labels" in few.notes[-1]
+
+
+def test_cross_validated_decisions_keep_about_the_share_asked_for() -> None:
+    examples = synthetic(600)
+    chosen = choose_model(examples, DEFAULT_MODEL, 0.9, refit="always", folds=5)
+    faithful = [d for d in chosen.made if not d.label]
+    kept = sum(d.accepted_unchanged for d in faithful) / len(faithful)
+    assert 0.85 <= kept <= 0.95  # chosen on the other folds, measured on the held-out one
+
+
+def test_too_few_labels_are_refused_with_the_counts(tmp_path: Path) -> None:
+    lines = (DATA / "ragtruth_dev.jsonl").read_bytes().splitlines()[:30]
+    path = tmp_path / "few.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    done = cli("calibrate", "--labels", str(path), "--out", str(tmp_path / "c.toml"))
+    assert done.returncode == 2
+    assert "too few labels to calibrate" in done.stderr and "at least 20 of each" in done.stderr
+    assert not (tmp_path / "c.toml").exists()
+
+
+def test_separate_label_files_label_events_files(tmp_path: Path) -> None:
+    rows = [orjson.loads(line) for line in (DATA / "ragtruth_dev.jsonl").read_bytes().splitlines()[:10]]
+    events, labels = tmp_path / "events.jsonl", tmp_path / "labels.jsonl"
+    events.write_bytes(b"\n".join(orjson.dumps({k: v for k, v in r.items() if k != "label"}) for r in rows))
+    labels.write_bytes(b"\n".join(orjson.dumps({"event_id": r["id"], "label": r["label"], "grader": "g"})
+                                  for r in rows))
+    done = cli("calibrate", "--events", str(events), "--labels", str(labels), "--out", str(tmp_path / "c.toml"))
+    assert done.returncode == 2 and f"{len(rows) - sum(r['label'] for r in rows)} faithful" in done.stderr
+
+
+def test_write_default_refuses_a_base_configuration(tmp_path: Path) -> None:
+    done = cli("calibrate", "--labels", str(DATA / "ragtruth_dev.jsonl"), "--write-default", "--preset", "strict")
+    assert done.returncode == 2 and "--write-default" in done.stderr
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def faithful_kept(verdicts: list[dict]) -> float:
+    faithful = [v for v in verdicts if v["label"] == 0]
+    kept = [v for v in faithful if v["routing"] == "accept" and v["delivered_answer"] == v["original_answer"]]
+    return len(kept) / len(faithful)
+
+
+@pytest.mark.slow
+def test_calibrated_on_one_file_it_keeps_the_share_there_and_about_it_on_another(tmp_path: Path) -> None:
+    # Two files of RAGTruth answers about different source documents.
+    by_doc: dict[str, list[bytes]] = {}
+    for line in (DATA / "ragtruth_dev.jsonl").read_bytes().splitlines():
+        by_doc.setdefault(str(orjson.loads(line)["meta"]["source_id"]), []).append(line)
+    docs = sorted(by_doc)
+    fit, held = tmp_path / "fit.jsonl", tmp_path / "held.jsonl"
+    fit.write_bytes(b"\n".join(line for d in docs[0::2] for line in by_doc[d]) + b"\n")
+    held.write_bytes(b"\n".join(line for d in docs[1::2] for line in by_doc[d]) + b"\n")
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    toml = configs / "calibrated.toml"
+    done = cli("calibrate", "--labels", str(fit), "--keep", "0.90", "--out", str(toml), "--ner", "regex",
+               "--jobs", "2")
+    assert done.returncode == 0, done.stderr
+    assert "Operating points" in done.stdout and "Cross-validated" in done.stdout and "refitted model" in done.stdout
+
+    # The TOML names the model written beside it, by a path relative to the TOML: it loads from anywhere.
+    assert 'score_model_path = "calibrated.score_model.json"' in toml.read_text()
+    model = score_model.load_model(str(model_file_for(toml)))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    config = build_config(str(toml), None, None)
+    assert config.score_model_path == str(model_file_for(toml).resolve())
+    assert config.flag_threshold == model.threshold and 0.0 < config.flag_threshold <= 1.0
+
+    # check with that TOML, run from another folder, judges with the calibrated model and threshold, and on the
+    # labels it was calibrated on delivers at least the share asked for unchanged (calibrate verified it so).
+    out = tmp_path / "fit.verdicts.jsonl"
+    done = cli("check", str(fit), "--config", "../configs/calibrated.toml", "-q", "-o", str(out), cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    verdicts = read_jsonl(out)
+    for v in verdicts:
+        expected = score_model.score(score_model.observation_from_verdict(v), model)
+        assert v["hallucination_score"] == pytest.approx(expected, abs=2e-3)
+        assert v["flagged"] == (v["hallucination_score"] >= config.flag_threshold) or \
+            abs(v["hallucination_score"] - config.flag_threshold) < 1e-4
+    assert faithful_kept(verdicts) >= 0.90
+
+    # On the other documents: near the target, not exactly on it.
+    report = tmp_path / "report"
+    done = cli("backtest", "--file", str(held), "--config", str(toml), "--out", str(report), "--json-only", "-q")
+    assert done.returncode == 0, done.stderr
+    kept = json.loads((report / "report.json").read_text())["metrics"]["overall"]["faithful_kept"]
+    # Held-out documents differ: over six splits of this file by document (regex NER) the share ranged
+    # 0.86-0.975 (mean 0.90) for a 0.90 target; the bound is that spread, not a promise tighter than the data allows.
+    assert 0.75 <= kept <= 0.99, kept

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stream_guard.text.claims import extract_claims, is_claim_sentence, split_claims, split_compound, strip_meta
+
+
+def test_plain_sentences_are_claims() -> None:
+    assert split_claims("The plan costs $120 per year. Support is by email.") == [
+        "The plan costs $120 per year.",
+        "Support is by email.",
+    ]
+
+
+def test_questions_are_not_claims() -> None:
+    assert split_claims("What is the refund window? Is it 14 days?") == []
+
+
+def test_greetings_and_sign_offs_are_not_claims() -> None:
+    text = "Sure! I hope this helps. Let me know if you have more questions. Thank you for asking."
+    assert split_claims(text) == []
+
+
+def test_preface_only_sentence_is_not_a_claim() -> None:
+    assert split_claims("Based on the passages provided, here is a summary of the answer:") == []
+    assert not is_claim_sentence("Here are the steps to install a hive:")
+
+
+def test_preface_is_stripped_from_a_claim() -> None:
+    assert split_claims("Based on the given passages, the IRS keeps records for 6 years.") == [
+        "the IRS keeps records for 6 years."
+    ]
+    assert strip_meta("According to passage 2, honey kills bacteria.") == "honey kills bacteria."
+    assert strip_meta("Passage 1 states that honey kills bacteria.") == "honey kills bacteria."
+
+
+def test_refusals_and_coverage_statements_are_not_claims() -> None:
+    assert split_claims("Unable to answer based on given passages.") == []
+    assert split_claims("The passages do not mention the price of the plan.") == []
+    assert split_claims("I don't have enough information to answer.") == []
+
+
+def test_bare_list_markers_are_not_claims() -> None:
+    assert split_claims("1.\n- \nStep 2:") == []
+    assert split_claims("1. Preheat the oven to 350 degrees.") == ["Preheat the oven to 350 degrees."]
+
+
+def test_semicolon_compound_is_split_into_clauses() -> None:
+    text = "The store accepts returns within fourteen days of delivery; refunds are issued to the original card."
+    assert split_claims(text) == [
+        "The store accepts returns within fourteen days of delivery",
+        "refunds are issued to the original card.",
+    ]
+
+
+def test_and_but_compound_split_only_between_clauses() -> None:
+    clauses = "The museum opened its new wing in early spring, but the ticket office stayed closed all summer."
+    assert len(split_claims(clauses)) == 2
+    listing = "Add garlic, ginger, soy sauce, and sesame oil to the hot pan."
+    assert split_claims(listing) == [listing]
+
+
+def test_split_compound_keeps_short_halves_together() -> None:
+    assert split_compound("It rained, and we left.") == ["It rained, and we left."]
+
+
+def test_claim_keeps_its_source_sentence() -> None:
+    [claim] = extract_claims("Based on passage 3, the fee is $5.")
+    assert claim.text == "the fee is $5."
+    assert claim.sentence == "Based on passage 3, the fee is $5."
+
+
+def test_passage_numbers_are_not_left_as_figures() -> None:
+    assert split_claims("Passages 1 and 2 explain that the fee is $5.")[0].endswith("the fee is $5.")
+    assert "7" not in split_claims("Repeat steps 7 and 8 for the rest of the braid.")[0]
+
+
+def test_empty_answer_has_no_claims() -> None:
+    assert split_claims("") == []
+    assert split_claims("   \n ") == []
+
+
+@given(st.text(max_size=400))
+def test_arbitrary_text_never_crashes(text: str) -> None:
+    for claim in extract_claims(text):
+        assert claim.text.strip()
+        assert claim.sentence.strip()

@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from stream_guard.text.fingerprint import distance, extract_numbers, fingerprint, key_stems, polarity, similarity
+
+STABLE = "SKU-441 is priced at $49.99 with free shipping."
+DRIFTED = "SKU-441 currently costs $39.99. Standard rates apply."
+
+
+class TestNumbers:
+    def test_product_codes_are_labels_not_values(self):
+        assert extract_numbers("SKU-441 costs $49.99") == ["49.99"]
+
+    def test_ranges_keep_both_ends(self):
+        assert extract_numbers("Refunds take 5-7 business days.") == ["5", "7"]
+
+    @pytest.mark.parametrize(
+        "text, expected",
+        [
+            ("$1,200 per year", ["1200"]),
+            ("14.0 days", ["14"]),
+            ("a 10k limit", ["10000"]),
+            ("15 % off", ["15%"]),
+            ("fourteen days", ["14"]),
+            ("a 30-day window", ["30"]),
+        ],
+    )
+    def test_equivalent_spellings_normalise_to_one_form(self, text, expected):
+        assert extract_numbers(text) == expected
+
+    def test_same_figure_written_differently_gives_same_fingerprint_numbers(self):
+        assert fingerprint("It costs $1,200.00.")["numbers"] == fingerprint("It costs 1200 dollars.")["numbers"]
+
+
+class TestFingerprint:
+    def test_never_contains_the_answer_text(self):
+        fp = fingerprint("The secret discount code for Acme customers is HUNTER2 and costs $5.")
+        dumped = orjson.dumps(fp).decode().lower()
+        assert "hunter2" not in dumped
+        assert "secret discount code" not in dumped
+        assert set(fp) == {"v", "numbers", "key_words", "polarity", "length_bucket"}
+
+    def test_is_json_round_trippable(self):
+        fp = fingerprint(STABLE)
+        assert orjson.loads(orjson.dumps(fp)) == fp
+
+    def test_length_bucket_is_hundreds_of_characters(self):
+        assert fingerprint("x" * 99)["length_bucket"] == 0
+        assert fingerprint("x" * 250)["length_bucket"] == 2
+
+    def test_at_most_twenty_key_stems_most_frequent_first(self):
+        distinct = [f"zq{a}{b}ix" for a in "bcdfgh" for b in "klmnp"]  # 30 unrelated content words
+        text = " ".join(distinct) + " refund refund refund"
+        stems = key_stems(text)
+        assert len(stems) == 20
+        assert stems[0] == "refund"
+
+    def test_stop_words_and_numbers_are_not_key_words(self):
+        assert key_stems("It is the 14 days that are there") == ["day"]
+
+    @pytest.mark.parametrize(
+        "text, expected",
+        [
+            ("Yes, the feature is available and included.", "positive"),
+            ("No, that option is not available and never was.", "negative"),
+            ("The office is in Berlin.", "neutral"),
+        ],
+    )
+    def test_polarity(self, text, expected):
+        assert polarity(text) == expected
+
+    def test_empty_answer(self):
+        fp = fingerprint("")
+        assert fp["numbers"] == [] and fp["key_words"] == [] and fp["polarity"] == "neutral"
+
+
+class TestDistance:
+    def test_identical_answers_are_zero_apart(self):
+        assert distance(fingerprint(STABLE), fingerprint(STABLE)) == 0.0
+
+    def test_is_symmetric_and_bounded(self):
+        a, b = fingerprint(STABLE), fingerprint(DRIFTED)
+        assert distance(a, b) == pytest.approx(distance(b, a))
+        assert 0.0 <= distance(a, b) <= 1.0
+        assert similarity(a, b) == pytest.approx(1 - distance(a, b))
+
+    def test_changed_price_alone_crosses_the_default_threshold(self):
+        # Same words, only the figure differs: the number component alone must be decisive.
+        a = fingerprint("SKU-441 is priced at $49.99 with free shipping.")
+        b = fingerprint("SKU-441 is priced at $39.99 with free shipping.")
+        assert distance(a, b) > 0.35
+
+    def test_numbers_outweigh_wording(self):
+        base = fingerprint("The Pro plan costs $120 per year.")
+        reworded = fingerprint("Pro plan pricing is $120 annually per seat.")
+        refigured = fingerprint("The Pro plan costs $90 per year.")
+        assert distance(base, refigured) > distance(base, reworded)
+
+    def test_paraphrase_with_same_facts_stays_under_threshold(self):
+        a = fingerprint("You have 14 days to return an item.")
+        b = fingerprint("Items can be returned within 14 days.")
+        assert distance(a, b) < 0.35
+
+    def test_polarity_flip_without_numbers_is_drift(self):
+        a = fingerprint("Yes, the platform supports real-time collaboration.")
+        b = fingerprint("No, the platform does not support real-time collaboration.")
+        assert distance(a, b) > 0.35
+
+    def test_number_free_answers_can_still_be_identical(self):
+        fp = fingerprint("The platform supports collaboration.")
+        assert distance(fp, dict(fp)) == 0.0
+
+    def test_tolerates_partial_or_foreign_entries(self):
+        assert 0.0 <= distance({"numbers": ["1"]}, fingerprint(STABLE)) <= 1.0
+        assert distance({}, {}) == 0.0

