@@ -2,7 +2,7 @@
 them on their partition are done.
 
 Faust commits up to the first gap in what was acknowledged, but it does not see a gap right at the committed
-offset (agents/transport.py), and the service finishes work out of offset order: a batch's re-keyed events
+offset (agents/faust_adapter.py), and the service finishes work out of offset order: a batch's re-keyed events
 are done before its judged ones, and an event keyed by its question hash and one that is not can sit on the
 same input partition, one in each. Acknowledging each as it finished would let a commit pass an event that
 was still being judged, and a crash then would lose it. So a message taken is registered here, in the order

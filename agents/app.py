@@ -18,7 +18,7 @@ the event's own question and re-keys the event if they differ.
 At least once: an input offset is acknowledged only after everything it caused (re-keyed copy, verdict,
 alerts, dead letter) has been acknowledged by the broker, and only once every message before it on its
 partition is done too (agents/acks.py); Faust's own acknowledgements of messages it skipped are refused
-(agents/transport.py); Faust flushes table changelog writes before it commits offsets. On SIGTERM Faust
+(agents/faust_adapter.py); Faust flushes table changelog writes before it commits offsets. On SIGTERM Faust
 stops fetching and waits for every message the service holds to be acknowledged: batches in flight finish,
 and what was never taken stays uncommitted, for the next worker. A crash re-delivers; verdicts carry
 event_id and alerts a deterministic alert_id so consumers de-duplicate, and the alerts-sent table keeps a
@@ -39,9 +39,8 @@ import logging
 import os
 import socket
 import time
-import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import faust
 import faust.streams
@@ -53,8 +52,9 @@ from stream_guard.agents.judge import Judge
 from stream_guard.agents.metrics import CONTENT_TYPE, Gauges, WorkerMetrics
 from stream_guard.agents.security import credentials
 from stream_guard.agents.topics import key_partition, producer_max_request_size
-from stream_guard.agents.transport import GuardApp
-from stream_guard.engine.alerts import ALERT_VERSION, Alert, LatencyBudgetMonitor, already_sent, expired, sent_record
+from stream_guard.agents.faust_adapter import GuardApp, acting_for, raw_schema, rocksdb_options
+from stream_guard.ops.alerting import LatencyBudgetMonitor, already_sent, expired, sent_record
+from stream_guard.wire.alert import Alert
 from stream_guard.wire.deadletter import (
     DeadLetterHeaders,
     Header,
@@ -65,7 +65,7 @@ from stream_guard.wire.deadletter import (
     without_value,
 )
 from stream_guard.wire.events import EventError, Limits, decode_event
-from stream_guard.wire.headers import output_headers, trace_context
+from stream_guard.wire.headers import alert_headers, output_headers, trace_context
 from stream_guard.engine.judging import MISROUTED, Judged, JudgedBatch
 from stream_guard.ops.latency import LatencyRegistry, e2e_origin
 from stream_guard.config.monitor import MonitorSettings
@@ -87,29 +87,8 @@ H_TOPIC, H_PARTITION, H_OFFSET, H_TIMESTAMP = "sg-src-topic", "sg-src-partition"
 H_KEY = "sg-src-key"
 
 
-def raw_schema() -> faust.Schema:
-    """Bytes in, bytes out. A fresh Schema per topic: Faust updates a Schema in place when a table or topic
-    is built from it (a table would turn a shared one's key serializer into json)."""
-    return faust.Schema(key_serializer="raw", value_serializer="raw")
-
-
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-@contextlib.contextmanager
-def acting_for(event: faust.EventT) -> Iterator[None]:
-    """Make `event` Faust's current event while touching tables.
-
-    Faust routes every table read and write (the RocksDB partition file and the changelog partition) by
-    the *current event's* partition. Our batches are judged outside the stream's own iteration, where
-    there is no current event (or the wrong one), so we set it explicitly, per key, and restore it after. This is the private ContextVar behind `faust.current_event()` (faust-streaming 0.15.3).
-    """
-    token = faust.streams._current_event.set(weakref.ref(event))
-    try:
-        yield
-    finally:
-        faust.streams._current_event.reset(token)
 
 
 def header_list(message: Any) -> list[Header]:
@@ -157,21 +136,6 @@ def rekeyed_source(message: Any, answers_topic: str, answers_partitions: int | N
                   key=message.key if isinstance(message.key, bytes) else None)
 
 
-def rocksdb_options(settings: StreamSettings) -> dict[str, Any]:
-    """Per table partition. Faust's defaults (2 GiB block cache, 64 MiB write buffers x3) are sized for a
-    dedicated server per partition; a fingerprint history is a few KiB per question. A fresh dict per table:
-    Faust's store pops keys from the mapping it is given."""
-    return {
-        "driver": "rocksdict",
-        "block_cache_size": settings.rocksdb_block_cache_bytes,
-        "block_cache_compressed_size": settings.rocksdb_block_cache_bytes,
-        "write_buffer_size": settings.rocksdb_write_buffer_bytes,
-        "max_write_buffer_number": settings.rocksdb_max_write_buffers,
-        "target_file_size_base": 8 * settings.rocksdb_write_buffer_bytes,
-        "max_open_files": settings.rocksdb_max_open_files,
-    }
-
-
 def faust_options(settings: StreamSettings) -> dict[str, Any]:
     assert settings.broker, "a broker address is required"
     return {
@@ -182,7 +146,7 @@ def faust_options(settings: StreamSettings) -> dict[str, Any]:
         "store": "rocksdb://",
         "datadir": settings.data_dir,
         "web_enabled": settings.web_enabled,
-        # Belt and braces: GuardApp serves none of Faust's views at all (agents/transport.py).
+        # Belt and braces: GuardApp serves none of Faust's views at all (agents/faust_adapter.py).
         "web_tables_enabled": False,
         "web_router_enabled": False,
         "web_stats_enabled": False,
@@ -286,7 +250,7 @@ class GuardService:
 
     # --- sending -----------------------------------------------------------------------------------------
 
-    async def _send(self, topic: str, key: bytes | None, value: bytes | None,
+    async def send(self, topic: str, key: bytes | None, value: bytes | None,
                     headers: Sequence[Header] | Mapping[str, bytes] | None = None,
                     partition: int | None = None) -> asyncio.Future[Any]:
         """Queue one message; the returned future resolves when the broker has acknowledged it.
@@ -303,7 +267,7 @@ class GuardService:
         if not future.cancelled() and future.exception() is not None:
             self.metrics.send_errors.labels(topic).inc()
 
-    async def _dead_letter(
+    async def dead_letter(
         self, message: Any, *, field_: str, reason: str, stage: str, source: Source | None = None,
         event_id: str | None = None, cost_ms: float | None = None, exception_class: str | None = None,
     ) -> asyncio.Future[Any]:
@@ -317,7 +281,7 @@ class GuardService:
         letter_headers = dead_letter_headers(headers, error)
         if record_size(key, value, letter_headers) > producer_max_request_size(self.settings):
             return await self._dead_letter_without_value(key, value, headers, error)
-        future = await self._send(self.settings.topics.dlq, key, value, letter_headers)
+        future = await self.send(self.settings.topics.dlq, key, value, letter_headers)
         return asyncio.ensure_future(self._or_without_value(future, key, value, headers, error))
 
     async def _or_without_value(self, sent: asyncio.Future[Any], key: bytes | None, value: bytes | None,
@@ -335,7 +299,7 @@ class GuardService:
     async def _dead_letter_without_value(self, key: bytes | None, value: bytes | None, headers: list[Header],
                                          error: DeadLetterHeaders) -> asyncio.Future[Any]:
         self.metrics.dead_letter_values_omitted.inc()
-        return await self._send(self.settings.topics.dlq, key, None if value is None else b"",
+        return await self.send(self.settings.topics.dlq, key, None if value is None else b"",
                                 dead_letter_headers(headers, without_value(value, error)))
 
     def original_record(self, message: Any) -> tuple[bytes | None, bytes | None, list[Header]]:
@@ -424,13 +388,13 @@ class GuardService:
             if isinstance(message.key, bytes):
                 headers.append((H_KEY, message.key))
             partitions = self.app.consumer.topic_partitions(self.settings.by_question_topic)
-            return await self._send(self.settings.by_question_topic, key, raw, headers,
+            return await self.send(self.settings.by_question_topic, key, raw, headers,
                                     key_partition(key, partitions) if partitions else None)
         except EventError as exc:
-            return await self._dead_letter(message, field_=exc.field, reason=exc.reason, stage="decode")
+            return await self.dead_letter(message, field_=exc.field, reason=exc.reason, stage="decode")
         except Exception as exc:  # a bug must cost one event, never the worker
             log.exception("intake failed on %s[%s]@%s", message.topic, message.partition, message.offset)
-            return await self._dead_letter(message, field_="$", reason=f"{type(exc).__name__}: {exc}",
+            return await self.dead_letter(message, field_="$", reason=f"{type(exc).__name__}: {exc}",
                                            stage="intake", exception_class=qualified_name(type(exc)))
 
     # --- judge: the core, the tables, the verdicts -------------------------------------------------------------
@@ -539,7 +503,7 @@ class GuardService:
         batch = _Batch(events, [])
         if judged is None:
             for event in events:
-                batch.pending.append(await self._dead_letter(event.message, field_="$",
+                batch.pending.append(await self.dead_letter(event.message, field_="$",
                                                              reason="the judge failed on this batch", stage="judge"))
             return batch
         batch.history = [(key, anchors[key], raw) for key, raw in judged.histories.items()]
@@ -548,13 +512,13 @@ class GuardService:
                 batch.pending.append(await self._rekey(event.message))
                 continue
             if not item.ok:
-                batch.pending.append(await self._dead_letter(
+                batch.pending.append(await self.dead_letter(
                     event.message, field_=item.error_field or "$", reason=item.error_reason or "unknown",
                     stage=item.error_stage or "judge", event_id=item.event_id, cost_ms=item.cost_ms,
                     exception_class=item.error_exception))
                 continue
             trace = trace_context(header_list(event.message))
-            batch.pending.append(await self._send(
+            batch.pending.append(await self.send(
                 self.settings.topics.verdicts, (item.question_hash or "").encode(), item.verdict or b"",
                 output_headers("verdict", VERDICT_VERSION, item.event_id, trace)))
             if self.monitor is not None:
@@ -571,7 +535,7 @@ class GuardService:
                     continue
                 self._alerts_overlay.add(alert.alert_id)
                 batch.alerts.append((alert, event, at))
-                batch.pending.append(await self._send(self.settings.topics.alerts, alert.key.encode(),
+                batch.pending.append(await self.send(self.settings.topics.alerts, alert.key.encode(),
                                                       alert.to_json(), alert_headers(alert, trace)))
         batch.items = judged.items
         return batch
@@ -656,13 +620,13 @@ class GuardService:
 
     # --- metrics ----------------------------------------------------------------------------------------------
 
-    async def _refresh_lag(self) -> set[tuple[str, int]]:
+    async def refresh_lag(self) -> set[tuple[str, int]]:
         consumer = self.app.consumer
         ours = {self.settings.topics.answers, self.settings.by_question_topic}
         tps = [tp for tp in consumer.assignment() if tp.topic in ours]
         owned = {(tp.topic, tp.partition) for tp in tps}
         # The high watermark of the consumer's own last fetch: what the broker holds. A broker's listed end
-        # offsets can be stale (agents/transport.py); those are asked for only where no fetch has answered yet.
+        # offsets can be stale (agents/faust_adapter.py); those are asked for only where no fetch has answered yet.
         ends: dict[Any, int] = {}
         for tp in tps:
             with contextlib.suppress(Exception):  # not fetched yet, or moving away in a rebalance
@@ -682,7 +646,7 @@ class GuardService:
 
     async def _publish_metrics(self) -> None:
         try:
-            owned = await self._refresh_lag()
+            owned = await self.refresh_lag()
         except Exception:  # lag is best effort: a rebalance in progress must not stop the summaries
             log.debug("lag refresh failed", exc_info=True)
             owned = set(self.registry.lag)
@@ -693,13 +657,13 @@ class GuardService:
             key = (summary.topic, summary.partition)
             if key not in owned and not summary.interval.processing_ms.count:
                 continue  # a partition that moved to another worker: that worker reports it now
-            pending.append(await self._send(self.settings.topics.metrics, f"{key[0]}:{key[1]}".encode(),
+            pending.append(await self.send(self.settings.topics.metrics, f"{key[0]}:{key[1]}".encode(),
                                             summary.to_json(), output_headers("metrics-summary", summary.version)))
             recent = summary.recent.end_to_end_ms
             alert = self.budget.check(key[0], key[1], recent.p99, recent.count, at, self.worker)
             if alert is not None:
                 self.metrics.alerts.labels(alert.kind).inc()
-                pending.append(await self._send(self.settings.topics.alerts, alert.key.encode(), alert.to_json(),
+                pending.append(await self.send(self.settings.topics.alerts, alert.key.encode(), alert.to_json(),
                                                 alert_headers(alert)))
         self.budget.forget(owned)  # a breach on a partition that moved away is the new owner's to report
         self.registry.rotate()
@@ -735,10 +699,6 @@ class GuardService:
         if stuck:
             body["reason"] = stuck
         return web.json(body, status=200 if ready else 503)
-
-
-def alert_headers(alert: Alert, trace: Sequence[Header] = ()) -> list[Header]:
-    return output_headers("alert", ALERT_VERSION, alert.event_id, trace)
 
 
 def _page(handler: Any) -> Any:

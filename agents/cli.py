@@ -41,6 +41,7 @@ from stream_guard.agents.security import client_options
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
 from stream_guard.agents.topics import ensure_topics
 from stream_guard.config.detector import build_config
+from stream_guard.errors import StreamGuardError, report
 from stream_guard.wire.deadletter import view as dead_letter_view
 from stream_guard.ops.display import line_for
 from stream_guard.wire.events import EventError
@@ -473,4 +474,7 @@ def run(command: str, argv: list[str]) -> int:
     if handler is None:
         _err(f"unknown command {command!r}; one of {', '.join(COMMANDS)}")
         return 2
-    return handler(list(argv))
+    try:
+        return handler(list(argv))
+    except StreamGuardError as exc:
+        return report(exc, "stream-guard")

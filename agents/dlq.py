@@ -34,7 +34,8 @@ from stream_guard.agents.clients import start_producer
 from stream_guard.agents.replay import plan_range, read_range
 from stream_guard.agents.security import client_options
 from stream_guard.agents.topics import producer_max_request_size
-from stream_guard.ops.backtest import Bound, SourceError, UsageError, parse_bound
+from stream_guard.errors import BrokerError
+from stream_guard.ops.sources import Bound, UsageError, parse_bound
 from stream_guard.wire.deadletter import Header, read_error, read_legacy, without_error_headers
 from stream_guard.config.stream import StreamSettings, load_settings
 
@@ -209,7 +210,7 @@ def cmd_replay_dlq(argv: Sequence[str]) -> int:
     try:
         report = asyncio.run(replay_dead_letters(settings, dlq=dlq, to=to, start=start, end=end,
                                                  selection=selection, dry_run=args.dry_run, limit=args.max))
-    except (SourceError, KafkaError, OSError) as exc:
+    except (BrokerError, KafkaError, OSError) as exc:
         print(f"stream-guard replay-dlq: {exc}", file=sys.stderr)
         return 1
     print(orjson.dumps(report.summary()).decode(), flush=True)

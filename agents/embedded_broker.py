@@ -22,10 +22,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from stream_guard.errors import BrokerError
+
 LOOPBACK = "127.0.0.1"
 
 
-class BrokerStartError(RuntimeError):
+class BrokerStartError(BrokerError):
     """The embedded broker did not come up (binary missing, crashed, or never accepted connections)."""
 
 

@@ -8,7 +8,7 @@
   refused or skipped (tombstones, implausible clocks, Faust's acknowledgements of skipped messages).
 - Kafka health as Faust and aiokafka see it: rebalances and their duration (GuardMonitor, Faust's sensor
   API), offset commits (their latency and failures, timed around the consumer's commit in
-  agents/transport.py), send errors per topic (our sends bypass Faust's topic layer, so we count them).
+  agents/faust_adapter.py), send errors per topic (our sends bypass Faust's topic layer, so we count them).
 - The process: prometheus_client's process, platform and GC collectors, the judge child's CPU and memory
   (`stream_guard_judge_process_*`), and `stream_guard_build_info`.
 
@@ -196,7 +196,7 @@ class _StateCollector:
         yield CounterMetricFamily("stream_guard_judge_replaced", "Judge processes replaced (killed past a "
                                   "wall-clock limit, or found dead).", value=g.judge_replaced())
         yield CounterMetricFamily("stream_guard_skipped_acks_refused", "Acknowledgements Faust made for input "
-                                  "messages it skipped, refused (see agents/transport.py).", value=g.refused_acks())
+                                  "messages it skipped, refused (see agents/faust_adapter.py).", value=g.refused_acks())
 
 
 class GuardMonitor(Monitor):  # type: ignore[misc]

@@ -29,7 +29,7 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
+from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence
 from urllib.parse import quote
 
 import faust
@@ -37,14 +37,17 @@ import orjson
 from faust.types import TP
 from faust.web import View
 
-from stream_guard.agents.app import acting_for, alert_headers, raw_schema, rocksdb_options
+from stream_guard.agents.faust_adapter import acting_for, raw_schema, rocksdb_options
 from stream_guard.agents.batching import greedy_batches
 from stream_guard.agents.topics import internal_topic_configs, key_partition
+from stream_guard.config.detector import Limits
+from stream_guard.config.stream import StreamSettings
+from stream_guard.wire.deadletter import Header, Source
 from stream_guard.wire.events import EventError, decode_event
-from stream_guard.wire.headers import output_headers
+from stream_guard.wire.headers import alert_headers, output_headers
 from stream_guard.engine.judging import Judged
 from stream_guard.wire.labels import decode_label
-from stream_guard.ops.latency import e2e_origin
+from stream_guard.ops.latency import LatencyRegistry, e2e_origin
 from stream_guard.ops.monitoring.access import OPERATOR, Access, Principal, cookie_value
 from stream_guard.ops.monitoring.throttle import LoginThrottle
 from stream_guard.ops.monitoring.dashboard import (login_page, message_page, operator_page, tenant_page, tenant_path,
@@ -59,9 +62,6 @@ from stream_guard.ops.monitoring.rules import rate_windows
 from stream_guard.ops.monitoring.sampling import CandidateFilter, sample_score
 from stream_guard.config.monitor import MonitorSettings
 from stream_guard.ops.monitoring.windows import DayCounts, Windows, day_of, week_of
-
-if TYPE_CHECKING:
-    from stream_guard.agents.app import GuardService
 
 log = logging.getLogger(__name__)
 
@@ -113,9 +113,30 @@ def review_headers(record: bytes) -> list[tuple[str, bytes]]:
     return output_headers("review", REVIEW_VERSION, event_id if isinstance(event_id, str) else None)
 
 
+class Host(Protocol):
+    """What the monitor uses of the worker's service (agents/app.py, GuardService): its app, settings and
+    measurements, and its sends. A protocol, so that the service can build the monitor without the two modules
+    importing each other."""
+
+    settings: StreamSettings
+    app: faust.App
+    limits: Limits
+    registry: LatencyRegistry
+
+    def source_of(self, message: Any) -> Source: ...
+
+    async def send(self, topic: str, key: bytes | None, value: bytes | None,
+                   headers: Sequence[Header] | Mapping[str, bytes] | None = None,
+                   partition: int | None = None) -> asyncio.Future[Any]: ...
+
+    async def dead_letter(self, message: Any, *, field_: str, reason: str, stage: str) -> asyncio.Future[Any]: ...
+
+    async def refresh_lag(self) -> set[tuple[str, int]]: ...
+
+
 @dataclass
 class Monitor:
-    service: "GuardService"
+    service: Host
     settings: MonitorSettings
 
     def __post_init__(self) -> None:
@@ -182,7 +203,7 @@ class Monitor:
                 if self.candidates.offer(obs.tenant, week, score, obs.event_id, self.settings.sample_size_for(obs.tenant)):
                     event = decode_event(message.value, self.service.limits)
                     record["review"] = review_item(verdict, event.context, week, self.settings.review_max_context_chars)
-            return [await self.service._send(self.by_tenant_topic, obs.tenant.encode(), orjson.dumps(record))]
+            return [await self.service.send(self.by_tenant_topic, obs.tenant.encode(), orjson.dumps(record))]
         except Exception:
             self.counters["observe_failed"] += 1
             log.exception("monitor: could not observe a verdict")
@@ -194,7 +215,7 @@ class Monitor:
         it judged nothing since the last report."""
         s = self.service.settings
         try:
-            await self.service._refresh_lag()
+            await self.service.refresh_lag()
         except Exception:  # a rebalance in progress: report next time
             return
         lag = self.service.registry.lag
@@ -211,7 +232,7 @@ class Monitor:
             self._reported[source], self._reported_at[source] = state, now
             record = orjson.dumps(SourceProgress(*state, now).to_record(source))
             for partition in range(self._partitions(self.by_tenant_topic)):
-                pending.append(await self.service._send(self.by_tenant_topic, b"progress", record, None, partition))
+                pending.append(await self.service.send(self.by_tenant_topic, b"progress", record, None, partition))
         self.judged_since_report.clear()
         await asyncio.gather(*pending)
 
@@ -274,13 +295,13 @@ class Monitor:
                 applied.append((tenant, anchor, changes))
             pending = []
             for tenant, _, changes in applied:
-                pending += [await self.service._send(self.service.settings.topics.alerts, a.key.encode(), a.to_json(),
+                pending += [await self.service.send(self.service.settings.topics.alerts, a.key.encode(), a.to_json(),
                                                      alert_headers(a))
                             for a in changes.alerts]
-                pending += [await self.service._send(self.service.settings.topics.review, tenant.encode(), r,
+                pending += [await self.service.send(self.service.settings.topics.review, tenant.encode(), r,
                                                      review_headers(r))
                             for r in changes.reviews]
-                pending += [await self.service._send(self.by_event_topic, event_id.encode(), r)
+                pending += [await self.service.send(self.by_event_topic, event_id.encode(), r)
                             for event_id, r in changes.sampled]
             await asyncio.gather(*pending)
             for tenant, anchor, changes in applied:
@@ -365,7 +386,7 @@ class Monitor:
                 value, grade = join(index, record)
                 if grade is not None:
                     self.counters["grades_joined"] += 1
-                    pending.append(await self.service._send(self.by_tenant_topic, grade["tenant"].encode(),
+                    pending.append(await self.service.send(self.by_tenant_topic, grade["tenant"].encode(),
                                                             orjson.dumps(grade)))
                 elif record.get("type") == "label":
                     self.counters["labels_unmatched"] += 1
@@ -383,9 +404,9 @@ class Monitor:
         try:
             label = decode_label(message.value if isinstance(message.value, bytes) else b"")
         except EventError as exc:
-            return await self.service._dead_letter(message, field_=exc.field, reason=exc.reason, stage="label")
+            return await self.service.dead_letter(message, field_=exc.field, reason=exc.reason, stage="label")
         key = label.event_id.encode()
-        return await self.service._send(self.by_event_topic, key, label_record(label), None,
+        return await self.service.send(self.by_event_topic, key, label_record(label), None,
                                         key_partition(key, self._partitions(self.by_event_topic)))
 
     def _partitions(self, topic: str) -> int:

@@ -1,5 +1,7 @@
 """Read a topic range for a backtest: answers to replay, live verdicts and labels to compare with.
 
+`TopicSource` is the streaming edge's implementation of the core's `RecordedSource` (stream_guard/ops/sources.py).
+
 A replay is a bystander. It assigns itself the topic's partitions (no consumer group: it never takes
 partitions from a worker, never commits an offset) and it only reads. It reads up to the end each partition
 had when it started, so it ends even while traffic goes on.
@@ -32,7 +34,8 @@ from aiokafka.structs import ConsumerRecord
 
 from stream_guard.agents.clients import topic_partitions
 from stream_guard.agents.security import client_options
-from stream_guard.ops.backtest import Bound, Decision, Position, SourceError, UsageError, live_decisions, task_type_of
+from stream_guard.errors import BrokerError
+from stream_guard.ops.sources import Bound, Decision, Position, UsageError, live_decisions, task_type_of
 from stream_guard.wire.events import EventError
 from stream_guard.wire.labels import decode_label
 from stream_guard.config.stream import StreamSettings, load_settings
@@ -85,7 +88,7 @@ async def _partitions(consumer: AIOKafkaConsumer, topic: str, broker: str) -> li
     try:
         return await topic_partitions(consumer, [topic], TOPIC_WAIT_S)
     except TimeoutError:
-        raise SourceError(f"topic {topic} not found on {broker}") from None
+        raise BrokerError(f"topic {topic} not found on {broker}") from None
 
 
 async def _time_hints(consumer: AIOKafkaConsumer, tps: list[TopicPartition], ms: int) -> dict[TopicPartition, int]:
@@ -219,23 +222,24 @@ def _records(settings: StreamSettings, plan: ReplayPlan) -> Iterator[ConsumerRec
     try:
         while (item := handoff.get()) is not _DONE:
             if isinstance(item, BaseException):
-                if isinstance(item, (SourceError, UsageError)):
+                if isinstance(item, (BrokerError, UsageError)):
                     raise item
-                raise SourceError(f"reading {plan.topic} from {settings.broker} failed: {item}") from item
+                raise BrokerError(f"reading {plan.topic} from {settings.broker} failed: {item}") from item
             yield item
     finally:
         stop.set()
         thread.join(timeout=10)
 
 
-class TopicReader:
-    """The backtest's view of a broker: plan and read the answers range, read live verdicts and labels."""
+class TopicSource:
+    """The backtest's view of a broker (ops.sources.RecordedSource): plan and read the answers range, read live
+    verdicts and labels."""
 
     def __init__(self, settings: StreamSettings) -> None:
         self.settings = settings
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> "TopicReader":
+    def from_args(cls, args: argparse.Namespace) -> "TopicSource":
         try:
             doc: dict[str, Any] = {}
             if getattr(args, "config", None):
@@ -255,10 +259,10 @@ class TopicReader:
     def _run(self, coro: Awaitable[Any]) -> Any:
         try:
             return asyncio.run(coro)  # type: ignore[arg-type]
-        except (SourceError, UsageError):
+        except (BrokerError, UsageError):
             raise
         except (KafkaError, OSError) as exc:
-            raise SourceError(f"cannot read from {self.settings.broker}: {exc}") from None
+            raise BrokerError(f"cannot read from {self.settings.broker}: {exc}") from None
 
     def plan(self, topic: str, start: Bound | None, end: Bound | None) -> ReplayPlan:
         return self._run(plan_range(self.settings, topic, start, end))
@@ -278,7 +282,7 @@ class TopicReader:
         """The verdicts on `topic`; None when it does not exist and nobody asked for it by name."""
         try:
             return live_decisions(self._values(topic))
-        except SourceError:
+        except BrokerError:
             if required:
                 raise
             return None

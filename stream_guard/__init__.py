@@ -34,7 +34,7 @@ _EXPORTS = {
     "AnswerEvent": "stream_guard.wire.events",
     "Chunk": "stream_guard.wire.events",
     "EventError": "stream_guard.wire.events",
-    "Limits": "stream_guard.wire.events",
+    "Limits": "stream_guard.config.detector",
     "decode_event": "stream_guard.wire.events",
     "parse_event": "stream_guard.wire.events",
     "Guard": "stream_guard.engine.pipeline",

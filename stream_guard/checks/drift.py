@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.fingerprint import Features, features, features_distance, fingerprint
-from stream_guard.engine.history import Fingerprint
+from stream_guard.text.fingerprint import Fingerprint
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import CheckResult
 from stream_guard.text.words import normalize_question

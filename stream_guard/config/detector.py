@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from stream_guard.wire.events import Limits
 from stream_guard.scoring.score_model import DEFAULT_MODEL, load_model
 
 NerBackend = Literal["auto", "spacy", "regex"]
@@ -31,6 +30,17 @@ DEFAULT_FALLBACK_MESSAGE = (
 DEFAULT_DECLINE_MESSAGE = (
     "I don't have enough reliable information in the retrieved documents to answer this accurately."
 )
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size limits; an event over any of them is rejected (to the dead-letter topic), never truncated."""
+
+    max_answer_chars: int = 20_000
+    max_question_chars: int = 4_000
+    max_chunks: int = 50
+    max_chunk_chars: int = 20_000
+    max_event_bytes: int = 1_000_000
 
 
 @dataclass(frozen=True)

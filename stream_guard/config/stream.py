@@ -98,7 +98,7 @@ class StreamSettings:
     producer_linger_ms: int = 0
 
     # How long a fetch waits at the broker for data. Short, because some brokers (the embedded one) answer
-    # at the end of the wait rather than when data arrives; see agents/transport.py.
+    # at the end of the wait rather than when data arrives; see agents/faust_adapter.py.
     # 25 ms measured best on the embedded broker at 200 events/s (end-to-end p99 56-103 ms over five runs,
     # against 111-153 at 10 ms and 78-127 at 50), and it halves the idle polling of 10 ms.
     fetch_max_wait_ms: int = 25

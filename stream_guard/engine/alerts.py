@@ -1,74 +1,26 @@
-"""Alerts: what pages a person, with deterministic ids so that one cause pages once.
+"""Which alerts a judged event raises: what pages a person about one answer.
 
-Pure. An alert's id is a hash of its kind and its cause (the event for verdict alerts, the partition and
-the start of the breach for latency alerts), never of the time it was computed, so a redelivered or
-replayed event produces the same id and the streaming service's dedupe table (agents/) suppresses it.
+Pure. The alert record and its deterministic id are wire/alert.py's; dedupe and the per-partition latency
+budget, the streaming service's bookkeeping, are ops/alerting.py's.
 
 Kinds:
 - critical_risk: the checks judged the answer critical before healing (a contradiction, a fabrication).
 - discard: nothing deliverable; the user got the decline message.
 - drift: the answer moved away from what this question was answered with before.
-- latency_budget: a partition's recent end-to-end p99 passed the configured budget.
+- latency_budget: a partition's recent end-to-end p99 passed the configured budget (ops/alerting.py).
 """
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Iterable, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-import msgspec
-import orjson
-from msgspec import Meta
+from stream_guard.wire.alert import CRITICAL, HIGH, WARNING, Alert, alert_id
 
 if TYPE_CHECKING:
     from stream_guard.wire.verdict import Verdict
 
-ALERT_VERSION = 1
-CRITICAL, HIGH, WARNING = "critical", "high", "warning"
 _MAX_STATEMENTS = 3
 _MAX_CHANGES = 5
-
-
-Severity = Literal["critical", "high", "warning"]
-
-
-class Alert(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """One alert, as it goes to the alerts topic (schemas/alert.v1.schema.json). `evidence` depends on the
-    kind: verdict alerts carry the scores, statements and healing; latency and monitoring alerts their
-    windows and figures (README)."""
-
-    version: int = ALERT_VERSION
-    alert_id: str
-    kind: str
-    severity: Severity
-    tenant: str | None = None
-    question_hash: str | None = None
-    event_id: str | None = None
-    summary: str
-    evidence: dict[str, Any]
-    created_at_ms: Annotated[int, Meta(ge=0, description="epoch milliseconds (UTC)")] = 0
-
-    @property
-    def key(self) -> str:
-        """Topic key: alerts about one question stay ordered; latency alerts are keyed by their own id."""
-        return self.question_hash or self.alert_id
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = msgspec.to_builtins(self)
-        return out
-
-    def to_json(self) -> bytes:
-        return _ENCODER.encode(self)
-
-
-_ENCODER = msgspec.json.Encoder()
-
-
-def alert_id(kind: str, *cause: object) -> str:
-    """Deterministic id of one cause of one kind of alert."""
-    text = "\x1f".join([kind, *(str(part) for part in cause)])
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def _statements(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -152,66 +104,6 @@ def alerts_for_verdict(verdict: "Verdict | Mapping[str, Any]", now_ms: int = 0) 
 # --- dedupe -----------------------------------------------------------------------------------------------
 
 
-def sent_record(alert: Alert, sent_at_ms: int) -> bytes:
-    """What the dedupe table keeps per alert_id: when it was sent and for which event."""
-    return orjson.dumps({"sent_at_ms": sent_at_ms, "event_id": alert.event_id, "kind": alert.kind})
-
-
-def already_sent(record: bytes | None, now_ms: int, ttl_ms: float) -> bool:
-    """True if this alert_id was sent within the TTL; an old or unreadable record lets it through again."""
-    if not record:
-        return False
-    try:
-        sent_at = int(orjson.loads(record)["sent_at_ms"])
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-        return False
-    return now_ms - sent_at < ttl_ms
-
-
-def expired(records: Iterable[tuple[bytes, bytes]], now_ms: int, ttl_ms: float) -> list[bytes]:
-    """Keys of dedupe records (key, record) that no longer suppress anything: past the TTL, or unreadable."""
-    return [key for key, record in records if not already_sent(record, now_ms, ttl_ms)]
-
-
 # --- latency budget ---------------------------------------------------------------------------------------
 
 
-@dataclass
-class LatencyBudgetMonitor:
-    """Fires once when a partition's p99 crosses the budget; re-arms when it is back under `rearm_ratio`×budget.
-
-    The hysteresis keeps a p99 hovering at the budget from paging every interval. The breach's start time is
-    part of the alert id, so each breach is one alert.
-    """
-
-    budget_ms: float
-    min_samples: int = 20
-    rearm_ratio: float = 0.8
-    breaches: dict[tuple[str, int], int] = field(default_factory=dict)
-
-    def check(
-        self, topic: str, partition: int, p99_ms: float | None, samples: int, now_ms: int, worker: str = ""
-    ) -> Alert | None:
-        key = (topic, partition)
-        if p99_ms is None or samples < self.min_samples:
-            return None
-        if key in self.breaches:
-            if p99_ms <= self.budget_ms * self.rearm_ratio:
-                del self.breaches[key]
-            return None
-        if p99_ms <= self.budget_ms:
-            return None
-        self.breaches[key] = now_ms
-        return Alert(
-            alert_id=alert_id("latency_budget", topic, partition, now_ms),
-            kind="latency_budget",
-            severity=WARNING,
-            summary=f"{topic}[{partition}] end-to-end p99 {p99_ms:.1f} ms is over the {self.budget_ms:g} ms budget",
-            evidence={"topic": topic, "partition": partition, "p99_ms": round(p99_ms, 3),
-                      "budget_ms": self.budget_ms, "samples": samples, "worker": worker},
-            created_at_ms=now_ms,
-        )
-
-    def forget(self, keep: set[tuple[str, int]]) -> None:
-        for key in [k for k in self.breaches if k not in keep]:
-            del self.breaches[key]

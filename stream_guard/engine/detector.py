@@ -21,7 +21,8 @@ from stream_guard.checks.relevance import RelevanceCheck
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.wire.events import Chunk
 from stream_guard.text.fingerprint import fingerprint
-from stream_guard.engine.history import Fingerprint, HistoryStore, MemoryHistory, SQLiteHistory
+from stream_guard.text.fingerprint import Fingerprint
+from stream_guard.engine.history import HistoryStore, MemoryHistory, SQLiteHistory
 from stream_guard.text.inspection import Inspection
 from stream_guard.text.ner import EntityRecognizer, batch_answer_entities, make_recognizer
 from stream_guard.wire.report import CheckResult, Finding, FindingType, HallucinationReport

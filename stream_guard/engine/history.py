@@ -14,11 +14,11 @@ import time
 from abc import ABC, abstractmethod
 from collections import defaultdict, deque
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Iterator, Sequence
 
 import orjson
 
-Fingerprint = Mapping[str, Any]
+from stream_guard.text.fingerprint import Fingerprint
 
 
 class HistoryStore(ABC):

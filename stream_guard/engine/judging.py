@@ -23,10 +23,11 @@ from typing import Any, Mapping, Sequence
 
 import orjson
 
-from stream_guard.engine.alerts import Alert, alerts_for_verdict
+from stream_guard.engine.alerts import alerts_for_verdict
+from stream_guard.wire.alert import Alert
 from stream_guard.engine.budget import CpuBudget, OverBudget
 from stream_guard.wire.events import AnswerEvent, EventError, decode_event
-from stream_guard.engine.history import Fingerprint
+from stream_guard.text.fingerprint import Fingerprint
 from stream_guard.engine.pipeline import EventFailure, Guard, Limit, qualified_name
 from stream_guard.text.words import question_hash
 from stream_guard.wire.verdict import Verdict, flagged_checks

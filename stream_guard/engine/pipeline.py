@@ -21,7 +21,8 @@ from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.detector import HallucinationDetector
 from stream_guard.wire.events import AnswerEvent
 from stream_guard.heal import HallucinationHealer, HealingResult
-from stream_guard.engine.history import Fingerprint, HistoryStore, MemoryHistory
+from stream_guard.text.fingerprint import Fingerprint
+from stream_guard.engine.history import HistoryStore, MemoryHistory
 from stream_guard.text.inspection import Inspection
 from stream_guard.text.ner import EntityRecognizer
 from stream_guard.scoring.quality import QualityScore

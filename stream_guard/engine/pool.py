@@ -33,6 +33,7 @@ from typing import Any, Generic, Iterable, Iterator, Sequence, TypeVar
 import orjson
 
 from stream_guard.config.detector import DetectorConfig
+from stream_guard.errors import InternalError
 from stream_guard.engine.history import HistoryStore, MemoryHistory, SQLiteHistory
 from stream_guard.engine.budget import CpuBudget
 from stream_guard.engine.judging import Judged, dump_history, judge_payloads, load_history
@@ -56,7 +57,7 @@ START_TIMEOUT_S = 300.0
 EVENTS_PER_PROCESS = 1000
 
 
-class JudgeProcessDied(RuntimeError):
+class JudgeProcessDied(InternalError):
     """A judge process exited (killed, out of memory, a native crash) before it answered."""
 
 

@@ -52,7 +52,7 @@ from stream_guard.heal.result import (
     Change,
     HealingResult,
 )
-from stream_guard.engine.history import Fingerprint
+from stream_guard.text.fingerprint import Fingerprint
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import FindingType, HallucinationReport, Risk
 

@@ -12,14 +12,11 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from stream_guard.ops.backtest import ROUTES, Backtest
+from stream_guard.ops.sources import UsageError
 from stream_guard.ops.evaluation import pr_curve, roc_curve
 
 MAX_DIFFERENCE_ROWS = 200
 MAX_CURVE_GROUPS = 6
-
-
-class PlottingUnavailable(RuntimeError):
-    pass
 
 
 def require_plotting() -> None:
@@ -28,8 +25,6 @@ def require_plotting() -> None:
         import matplotlib  # noqa: F401
         import numpy  # noqa: F401
     except ImportError as exc:
-        from stream_guard.ops.backtest import UsageError
-
         raise UsageError(f"report.html and its plots need the `report` extra ({exc.name} is not installed): "
                          "pip install 'stream-guard[report]', or pass --json-only") from None
 

@@ -30,13 +30,28 @@ alerted on without changing what a grounded answer's user gets.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.wire.report import HallucinationReport
 
-if TYPE_CHECKING:
-    from stream_guard.heal import HealingResult
+
+class HealingResult(Protocol):
+    """What routing reads of a repair (heal.HealingResult has these): scoring sits below healing (a repaired
+    answer is scored again), so it names the fields it needs rather than importing the healer's type."""
+
+    @property
+    def applied(self) -> bool: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def declined(self) -> bool: ...
+    @property
+    def failed(self) -> bool: ...
+    @property
+    def confidence_after(self) -> float: ...
+    @property
+    def final_report(self) -> HallucinationReport | None: ...
 
 ACCEPT = "accept"
 HEALED_ACCEPT = "healed_accept"

@@ -29,6 +29,9 @@ from typing import Any, Mapping, NamedTuple
 
 from stream_guard.text.words import NEGATORS, content_words, stem, words
 
+# One answer's fingerprint as drift history keeps it: a JSON-ready mapping (the history stores never look inside).
+Fingerprint = Mapping[str, Any]
+
 FINGERPRINT_VERSION = 1
 MAX_KEY_STEMS = 20
 

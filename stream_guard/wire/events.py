@@ -15,6 +15,9 @@ import msgspec
 import orjson
 from msgspec import Meta
 
+from stream_guard.config.detector import Limits
+from stream_guard.errors import InputError
+
 SCHEMA_VERSION = 1
 # metadata is passed through into the verdict; deeper nesting than this is refused at the door, far below
 # the depth at which the verdict could no longer be serialised (orjson stops at 254 levels).
@@ -22,7 +25,7 @@ MAX_METADATA_DEPTH = 32
 _BOM = b"\xef\xbb\xbf"
 
 
-class EventError(ValueError):
+class EventError(InputError):
     """An event that does not satisfy the contract. `field` is a dotted path ("context[2].text")."""
 
     def __init__(self, field: str, reason: str) -> None:
@@ -32,17 +35,6 @@ class EventError(ValueError):
 
     def to_dict(self) -> dict[str, str]:
         return {"field": self.field, "reason": self.reason, "error": str(self)}
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Size limits; an event over any of them is rejected (to the dead-letter topic), never truncated."""
-
-    max_answer_chars: int = 20_000
-    max_question_chars: int = 4_000
-    max_chunks: int = 50
-    max_chunk_chars: int = 20_000
-    max_event_bytes: int = 1_000_000
 
 
 @dataclass(frozen=True)

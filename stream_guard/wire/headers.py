@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
+from stream_guard.wire.alert import ALERT_VERSION, Alert
+
 Header = tuple[str, bytes]
 
 CONTENT_TYPE = "content-type"
@@ -78,3 +80,7 @@ def header_map(headers: Iterable[Header]) -> dict[str, bytes]:
     for name, value in headers:
         out.setdefault(name, value)
     return out
+
+
+def alert_headers(alert: Alert, trace: Sequence[Header] = ()) -> list[Header]:
+    return output_headers("alert", ALERT_VERSION, alert.event_id, trace)

@@ -25,10 +25,10 @@ from typing import Annotated, Any, Sequence
 import msgspec
 
 from stream_guard.wire import check_details
-from stream_guard.engine.alerts import ALERT_VERSION, Alert
+from stream_guard.wire.alert import ALERT_VERSION, Alert
 from stream_guard.wire.deadletter import DLQ_VERSION, DeadLetterHeaders
 from stream_guard.wire.events import EVENT_SCHEMA_EXTRA, SCHEMA_VERSION, AnswerEventContract
-from stream_guard.ops.latency import SUMMARY_VERSION, PartitionLatencySummary
+from stream_guard.wire.metrics_summary import SUMMARY_VERSION, PartitionLatencySummary
 from stream_guard.wire.verdict import VERDICT_VERSION, Verdict
 
 BASE_URI = "https://github.com/stream-guard/stream-guard/schemas/"

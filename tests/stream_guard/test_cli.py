@@ -85,7 +85,7 @@ import os  # noqa: E402
 
 import pytest  # noqa: E402
 
-from stream_guard import cli  # noqa: E402
+from stream_guard.cli import check as cli  # noqa: E402
 from stream_guard.engine import pool as parallel  # noqa: E402
 from stream_guard.engine.judging import judge_payloads  # noqa: E402
 from stream_guard.config.detector import build_config  # noqa: E402

@@ -30,7 +30,7 @@ from typing import Any, Iterable, Iterator, Mapping, Protocol
 
 import orjson
 
-from stream_guard.engine.alerts import Alert
+from stream_guard.wire.alert import Alert
 from stream_guard.ops.monitoring.observation import Observation
 from stream_guard.ops.monitoring.review import sampled_record
 from stream_guard.ops.monitoring.rules import evaluate_day, review_failures

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from stream_guard.engine.alerts import CRITICAL, HIGH, WARNING, Alert, alert_id
+from stream_guard.wire.alert import CRITICAL, HIGH, WARNING, Alert, alert_id
 from stream_guard.config.monitor import RuleSettings
 from stream_guard.ops.monitoring.windows import (RATE_TITLES, RATES, DayCounts, Windows, day_label, day_start_ms,
                                              total, week_days, week_label)

@@ -1,4 +1,4 @@
-"""Alerts: which verdicts page, deterministic ids, dedupe records, latency-budget episodes."""
+"""Alerts: which verdicts page, deterministic ids."""
 
 from __future__ import annotations
 
@@ -6,14 +6,8 @@ from typing import Any
 
 import orjson
 
-from stream_guard.engine.alerts import (
-    LatencyBudgetMonitor,
-    alert_id,
-    alerts_for_verdict,
-    already_sent,
-    expired,
-    sent_record,
-)
+from stream_guard.engine.alerts import alerts_for_verdict
+from stream_guard.wire.alert import alert_id
 
 
 def verdict(**overrides: Any) -> dict[str, Any]:
@@ -70,36 +64,3 @@ def test_alert_ids_depend_on_the_cause_not_the_time() -> None:
     assert first.key == "abc123"
 
 
-def test_dedupe_record_round_trip_and_ttl() -> None:
-    alert = alerts_for_verdict(verdict(risk="critical"))[0]
-    record = sent_record(alert, sent_at_ms=1_000)
-    assert already_sent(record, now_ms=2_000, ttl_ms=10_000)
-    assert not already_sent(record, now_ms=20_000, ttl_ms=10_000)  # expired: page again
-    assert not already_sent(None, now_ms=0, ttl_ms=10_000)
-    assert not already_sent(b"not json", now_ms=0, ttl_ms=10_000)
-    assert not already_sent(b'{"other": 1}', now_ms=0, ttl_ms=10_000)
-
-
-def test_expired_picks_the_records_that_no_longer_suppress_anything() -> None:
-    alert = alerts_for_verdict(verdict(risk="critical"))[0]
-    records = [(b"old", sent_record(alert, sent_at_ms=1_000)), (b"fresh", sent_record(alert, sent_at_ms=15_000)),
-               (b"junk", b"not json")]
-    assert expired(records, now_ms=20_000, ttl_ms=10_000) == [b"old", b"junk"]
-    assert expired(records, now_ms=2_000, ttl_ms=10_000) == [b"junk"]
-
-
-def test_latency_budget_fires_once_per_breach_and_rearms_with_hysteresis() -> None:
-    monitor = LatencyBudgetMonitor(budget_ms=50.0, min_samples=20)
-    assert monitor.check("t", 0, 80.0, samples=5, now_ms=1) is None  # too few samples to judge
-    first = monitor.check("t", 0, 80.0, samples=100, now_ms=2, worker="w1")
-    assert first is not None and first.kind == "latency_budget" and first.evidence["p99_ms"] == 80.0
-    assert first.evidence["worker"] == "w1" and first.event_id is None and first.key == first.alert_id
-    assert monitor.check("t", 0, 90.0, samples=100, now_ms=3) is None  # same breach
-    assert monitor.check("t", 0, 45.0, samples=100, now_ms=4) is None  # under budget, not yet re-armed
-    assert monitor.check("t", 0, 60.0, samples=100, now_ms=5) is None
-    assert monitor.check("t", 0, 30.0, samples=100, now_ms=6) is None  # under 80 %: re-armed
-    second = monitor.check("t", 0, 70.0, samples=100, now_ms=7)
-    assert second is not None and second.alert_id != first.alert_id
-    assert monitor.check("t", 1, 70.0, samples=100, now_ms=7) is not None  # partitions are independent
-    monitor.forget({("t", 1)})
-    assert ("t", 0) not in monitor.breaches

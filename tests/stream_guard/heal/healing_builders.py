@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from stream_guard.config.detector import DetectorConfig
-from stream_guard.engine.history import Fingerprint
+from stream_guard.text.fingerprint import Fingerprint
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import CheckResult, Finding, FindingType, HallucinationReport, Risk
 

@@ -16,8 +16,8 @@ import orjson
 import pytest
 
 from stream_guard.engine.alerts import alerts_for_verdict
-from stream_guard.ops.backtest import Backtest, Decision, Position, latency_summary, live_decisions, parse_bound, \
-    UsageError
+from stream_guard.ops.backtest import Backtest, latency_summary
+from stream_guard.ops.sources import Decision, Position, UsageError, live_decisions, parse_bound
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.judging import Judged
 

@@ -8,7 +8,8 @@ import pytest
 
 import msgspec
 
-from stream_guard.ops.latency import Histogram, LatencyRegistry, PartitionLatencySummary, WindowedHistogram, merged
+from stream_guard.ops.latency import Histogram, LatencyRegistry, WindowedHistogram, merged
+from stream_guard.wire.metrics_summary import PartitionLatencySummary
 
 
 def exact_quantile(values: list[float], q: float) -> float:

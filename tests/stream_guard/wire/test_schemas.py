@@ -11,7 +11,7 @@ import msgspec
 import orjson
 import pytest
 
-from stream_guard.engine.alerts import LatencyBudgetMonitor
+from stream_guard.ops.alerting import LatencyBudgetMonitor
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.wire.deadletter import Source, error_headers, without_value
 from stream_guard.wire.events import EventError, decode_event

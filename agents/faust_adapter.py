@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+import weakref
 from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping
 
 import aiokafka
@@ -43,6 +44,8 @@ from aiokafka import TopicPartition
 from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.types import TP
 from faust.web import drivers as web_drivers
+
+from stream_guard.config.stream import StreamSettings
 
 log = logging.getLogger(__name__)
 
@@ -183,3 +186,39 @@ class GuardApp(faust.App):
             "default_blueprints": [], "production_blueprints": [], "debug_blueprints": [],
             "optional_blueprints": [],
         })(self)
+
+
+def raw_schema() -> faust.Schema:
+    """Bytes in, bytes out. A fresh Schema per topic: Faust updates a Schema in place when a table or topic
+    is built from it (a table would turn a shared one's key serializer into json)."""
+    return faust.Schema(key_serializer="raw", value_serializer="raw")
+
+
+@contextlib.contextmanager
+def acting_for(event: faust.EventT) -> Iterator[None]:
+    """Make `event` Faust's current event while touching tables.
+
+    Faust routes every table read and write (the RocksDB partition file and the changelog partition) by
+    the *current event's* partition. Our batches are judged outside the stream's own iteration, where
+    there is no current event (or the wrong one), so we set it explicitly, per key, and restore it after. This is the private ContextVar behind `faust.current_event()` (faust-streaming 0.15.3).
+    """
+    token = faust.streams._current_event.set(weakref.ref(event))
+    try:
+        yield
+    finally:
+        faust.streams._current_event.reset(token)
+
+
+def rocksdb_options(settings: StreamSettings) -> dict[str, Any]:
+    """Per table partition. Faust's defaults (2 GiB block cache, 64 MiB write buffers x3) are sized for a
+    dedicated server per partition; a fingerprint history is a few KiB per question. A fresh dict per table:
+    Faust's store pops keys from the mapping it is given."""
+    return {
+        "driver": "rocksdict",
+        "block_cache_size": settings.rocksdb_block_cache_bytes,
+        "block_cache_compressed_size": settings.rocksdb_block_cache_bytes,
+        "write_buffer_size": settings.rocksdb_write_buffer_bytes,
+        "max_write_buffer_number": settings.rocksdb_max_write_buffers,
+        "target_file_size_base": 8 * settings.rocksdb_write_buffer_bytes,
+        "max_open_files": settings.rocksdb_max_open_files,
+    }

@@ -1,4 +1,4 @@
-"""`stream-guard` command line. `check` is pure and offline; the streaming commands live in agents/."""
+"""`stream-guard check`: judge AnswerEvent JSONL offline, one verdict JSON line per input line, in order."""
 
 from __future__ import annotations
 
@@ -12,14 +12,13 @@ from typing import IO, Iterator, Sequence
 import orjson
 
 from stream_guard.config.detector import PRESETS, build_config
-from stream_guard.engine.judging import Judged
-from stream_guard.engine.pool import JudgeProcessDied, Judges, count_lines, jobs_for, parse_jobs
 from stream_guard.config.stream import check_environment
+from stream_guard.engine.judging import Judged
+from stream_guard.engine.pool import Judges, count_lines, jobs_for, parse_jobs
+from stream_guard.errors import ConfigurationError, InputError, StreamGuardError, report
 
-STREAMING_COMMANDS = ("worker", "up", "produce", "tail", "replay-dlq")
 
-
-def _check_parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stream-guard check",
         description="Judge AnswerEvent JSONL offline: one verdict JSON line per input line, in order.",
@@ -50,18 +49,31 @@ def _check_output(number: int, judged: Judged) -> bytes:
     return orjson.dumps({"line": number, **judged.error_object()})
 
 
+def main(argv: Sequence[str]) -> int:
+    args = parser().parse_args(list(argv))
+    if args.output == "-":
+        return run_check(args, sys.stdout.buffer, sys.stderr)
+    with open(args.output, "wb") as out:
+        return run_check(args, out, sys.stderr)
+
+
 def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    try:
+        return _check(args, stdout, stderr)
+    except StreamGuardError as exc:
+        return report(exc, "stream-guard check", stderr)
+
+
+def _check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     try:
         check_environment(os.environ)
         config = build_config(args.config, args.preset, args.ner, env=os.environ)
     except (OSError, ValueError) as exc:
-        print(f"stream-guard check: bad configuration: {exc}", file=stderr)
-        return 2
+        raise ConfigurationError(f"bad configuration: {exc}") from None
     try:
         source: IO[bytes] = sys.stdin.buffer if args.path == "-" else open(args.path, "rb")
     except OSError as exc:
-        print(f"stream-guard check: cannot read {args.path}: {exc}", file=stderr)
-        return 1
+        raise InputError(f"cannot read {args.path}: {exc}") from None
     routing: Counter[str] = Counter()
     errors = 0
     # Only a regular file can be read twice (a pipe or /dev/stdin would be used up by counting).
@@ -77,11 +89,7 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
                 stdout.write(_check_output(number, judged) + b"\n")
         ner = judges.wait_ready().ner_backend
     except OSError as exc:
-        print(f"stream-guard check: read failed: {exc}", file=stderr)
-        return 1
-    except JudgeProcessDied as exc:
-        print(f"stream-guard check: {exc}", file=stderr)
-        return 1
+        raise InputError(f"read failed: {exc}") from None
     finally:
         stdout.flush()
         judges.close()
@@ -90,55 +98,3 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
         print(f"stream-guard check: {sum(routing.values())} verdicts ({summary}), {errors} errors, "
               f"NER {ner}, {judges.jobs} process(es)", file=stderr)
     return 0
-
-
-USAGE = """usage: stream-guard [--version] {check,backtest,calibrate,worker,up,produce,tail,replay-dlq} ...
-
-  check    judge AnswerEvent JSONL offline, one verdict line per input line
-  backtest replay a file or a topic with a candidate configuration: report vs live verdicts and labels
-  calibrate choose flag_threshold (and refit the score model) from labelled answers; writes a [detector] TOML
-  up       embedded broker + worker + demo producer: the whole thing, out of the box
-  worker   run a streaming worker against a broker (--embedded: a private in-memory one, for development)
-  produce  publish AnswerEvent JSONL to the answers topic
-  tail     print verdicts, alerts, dlq or metrics as they arrive
-  replay-dlq re-submit dead letters (after a fix) to the answers topic"""
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("-h", "--help"):
-        print(USAGE)
-        return 0
-    if argv and argv[0] == "--version":
-        from stream_guard import __version__
-
-        print(f"stream-guard {__version__}")
-        return 0
-    if not argv:  # a command is required: say which exist, and fail like any other usage error
-        print(USAGE, file=sys.stderr)
-        return 2
-    command, rest = argv[0], argv[1:]
-    if command == "check":
-        args = _check_parser().parse_args(rest)
-        if args.output == "-":
-            return run_check(args, sys.stdout.buffer, sys.stderr)
-        with open(args.output, "wb") as out:
-            return run_check(args, out, sys.stderr)
-    if command == "backtest":
-        from stream_guard.ops.backtest import main as backtest_main
-
-        return backtest_main(rest)
-    if command == "calibrate":
-        from stream_guard.ops.calibration import main as calibrate_main
-
-        return calibrate_main(rest)
-    if command in STREAMING_COMMANDS:
-        from stream_guard.agents.cli import run  # the streaming side needs the `stream` extra; import only when asked
-
-        return run(command, rest)
-    print(f"stream-guard: unknown command {command!r}; try --help", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

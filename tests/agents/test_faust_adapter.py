@@ -8,7 +8,7 @@ import pytest
 from faust.types import TP
 from faust.types.tuples import ConsumerMessage
 
-from stream_guard.agents.transport import GuardApp
+from stream_guard.agents.faust_adapter import GuardApp
 
 
 @pytest.fixture

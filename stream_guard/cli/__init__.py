@@ -1,0 +1,57 @@
+"""The `stream-guard` command line: `check`, `backtest` and `calibrate` here, the streaming commands in
+stream_guard.agents.cli (imported only when one is asked for: they need the `stream` extra). Every command ends
+on a StreamGuardError the same way (stream_guard.errors.report: its message, its exit code)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from stream_guard.errors import StreamGuardError, report
+
+STREAMING_COMMANDS = ("worker", "up", "produce", "tail", "replay-dlq")
+
+
+USAGE = """usage: stream-guard [--version] {check,backtest,calibrate,worker,up,produce,tail,replay-dlq} ...
+
+  check    judge AnswerEvent JSONL offline, one verdict line per input line
+  backtest replay a file or a topic with a candidate configuration: report vs live verdicts and labels
+  calibrate choose flag_threshold (and refit the score model) from labelled answers; writes a [detector] TOML
+  up       embedded broker + worker + demo producer: the whole thing, out of the box
+  worker   run a streaming worker against a broker (--embedded: a private in-memory one, for development)
+  produce  publish AnswerEvent JSONL to the answers topic
+  tail     print verdicts, alerts, dlq or metrics as they arrive
+  replay-dlq re-submit dead letters (after a fix) to the answers topic"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    if argv and argv[0] == "--version":
+        from stream_guard import __version__
+
+        print(f"stream-guard {__version__}")
+        return 0
+    if not argv:  # a command is required: say which exist, and fail like any other usage error
+        print(USAGE, file=sys.stderr)
+        return 2
+    command, rest = argv[0], argv[1:]
+    if command in STREAMING_COMMANDS:
+        from stream_guard.agents.cli import run  # the streaming side needs the `stream` extra; import only when asked
+
+        return run(command, rest)  # which reports its own errors: it is an entry point too
+    if command == "check":
+        from stream_guard.cli.check import main as run_command
+    elif command == "backtest":
+        from stream_guard.cli.backtest import main as run_command
+    elif command == "calibrate":
+        from stream_guard.cli.calibrate import main as run_command
+    else:
+        print(f"stream-guard: unknown command {command!r}; try --help", file=sys.stderr)
+        return 2
+    try:
+        return run_command(rest)
+    except StreamGuardError as exc:
+        return report(exc, f"stream-guard {command}")
