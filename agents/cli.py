@@ -27,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 import urllib.request
 from importlib import resources
 from pathlib import Path
@@ -40,15 +39,14 @@ from stream_guard.agents.clients import Reader, partition_key, start_producer
 from stream_guard.agents.security import client_options
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
 from stream_guard.agents.topics import ensure_topics
-from stream_guard.config.detector import build_config
+from stream_guard.config.load import Config, command_flags, load
 from stream_guard.errors import StreamGuardError, report
 from stream_guard.wire.deadletter import view as dead_letter_view
 from stream_guard.ops.display import line_for
 from stream_guard.wire.events import EventError
 from stream_guard.wire.labels import decode_label
 from stream_guard.logs import use_json_logs
-from stream_guard.config.monitor import load_monitor_settings
-from stream_guard.config.stream import StreamSettings, load_settings
+from stream_guard.config.stream import StreamSettings
 
 STREAMS = ("verdicts", "alerts", "dlq", "metrics", "review", "labels")
 log = logging.getLogger("stream_guard.agents.cli")
@@ -67,14 +65,9 @@ def _describe(exc: BaseException) -> str:
     return text if text.startswith(type(exc).__name__) else f"{type(exc).__name__}: {text}"
 
 
-def _toml(path: str | None) -> dict[str, Any]:
-    if not path:
-        return {}
-    with open(path, "rb") as fh:
-        return tomllib.load(fh)
-
-
-def _settings(args: argparse.Namespace, **overrides: Any) -> StreamSettings:
+def _config(args: argparse.Namespace) -> Config:
+    """The configuration the command's flags ask for: the file, the environment, then the flags
+    (stream_guard.config.load); a bad value raises ConfigError, reported by `run` (exit 2)."""
     flags = {"broker": getattr(args, "broker", None), "data_dir": getattr(args, "data_dir", None),
              "app_id": getattr(args, "app_id", None)}
     if getattr(args, "web_port", None) is not None:
@@ -83,12 +76,8 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> StreamSettings:
         flags["web_enabled"] = False
     if getattr(args, "log_format", None):
         flags["log_format"] = args.log_format
-    return load_settings(_toml(getattr(args, "config", None)), os.environ, {**flags, **overrides})
-
-
-def _detector_config(args: argparse.Namespace) -> Any:
-    return build_config(getattr(args, "config", None), getattr(args, "preset", None), getattr(args, "ner", None),
-                        env=os.environ)
+    return load(getattr(args, "config", None), os.environ, preset=getattr(args, "preset", None),
+                detector=command_flags(getattr(args, "ner", None)), stream=flags)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -121,13 +110,8 @@ def cmd_worker(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="stream-guard worker", description="Run one streaming worker.")
     _worker_flags(parser)
     args = parser.parse_args(argv)
-    try:
-        settings = _settings(args)
-        config = _detector_config(args)
-        monitoring = load_monitor_settings(_toml(args.config), os.environ)
-    except (OSError, ValueError) as exc:
-        _err(f"bad configuration: {exc}")
-        return 2
+    loaded = _config(args)
+    settings, config, monitoring = loaded.stream, loaded.detector, loaded.monitor
     if settings.broker and args.embedded:
         _err(f"--embedded starts a private broker, but a broker is configured ({settings.broker}): choose one")
         return 2
@@ -217,7 +201,7 @@ def cmd_produce(argv: Sequence[str]) -> int:
     broker = _require_broker(args)
     if not broker:
         return 2
-    settings = _settings(args)
+    settings = _config(args).stream
     topic = args.topic or settings.topics.answers
     try:
         lines = read_lines(args.path)
@@ -297,7 +281,7 @@ def cmd_tail(argv: Sequence[str]) -> int:
     broker = _require_broker(args)
     if not broker:
         return 2
-    settings = _settings(args)
+    settings = _config(args).stream
     topic = getattr(settings.topics, args.stream)
     try:
         asyncio.run(_tail(broker, topic, args.stream, args.from_beginning, args.max, args.format == "pretty",
@@ -421,11 +405,10 @@ def cmd_up(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     try:
         lines = read_lines(args.events or str(demo_events_path()))
-        settings = _settings(args)
-        _detector_config(args)  # refused here, with the key, rather than by the worker it would start
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         _err(str(exc))
         return 2
+    settings = _config(args).stream  # a bad value is refused here, with the key, not by the worker it would start
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="stream-guard-up-")
     web_port = args.web_port or free_port()
     with contextlib.ExitStack() as stack:

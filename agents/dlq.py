@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import os
 import sys
-import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -37,7 +36,8 @@ from stream_guard.agents.topics import producer_max_request_size
 from stream_guard.errors import BrokerError
 from stream_guard.ops.sources import Bound, UsageError, parse_bound
 from stream_guard.wire.deadletter import Header, read_error, read_legacy, without_error_headers
-from stream_guard.config.stream import StreamSettings, load_settings
+from stream_guard.config.load import load
+from stream_guard.config.stream import StreamSettings
 
 
 @dataclass(frozen=True)
@@ -159,11 +159,7 @@ async def replay_dead_letters(settings: StreamSettings, *, dlq: str, to: str, st
 
 
 def _settings(args: argparse.Namespace) -> StreamSettings:
-    doc: dict[str, Any] = {}
-    if args.config:
-        with open(args.config, "rb") as fh:
-            doc = tomllib.load(fh)
-    return load_settings(doc, os.environ, {"broker": args.broker})
+    return load(args.config, os.environ, stream={"broker": args.broker}).stream
 
 
 def _csv(values: Sequence[str] | None) -> frozenset[str]:

@@ -23,7 +23,6 @@ import os
 import queue
 import threading
 import time
-import tomllib
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterator, Mapping
@@ -38,7 +37,8 @@ from stream_guard.errors import BrokerError
 from stream_guard.ops.sources import Bound, Decision, Position, UsageError, live_decisions, task_type_of
 from stream_guard.wire.events import EventError
 from stream_guard.wire.labels import decode_label
-from stream_guard.config.stream import StreamSettings, load_settings
+from stream_guard.config.load import load
+from stream_guard.config.stream import StreamSettings
 
 TOPIC_WAIT_S = 10.0
 # Records buffered per partition before it is paused (the merge waits on the slowest partition).
@@ -240,14 +240,7 @@ class TopicSource:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "TopicSource":
-        try:
-            doc: dict[str, Any] = {}
-            if getattr(args, "config", None):
-                with open(args.config, "rb") as fh:
-                    doc = tomllib.load(fh)
-            settings = load_settings(doc, os.environ, {"broker": getattr(args, "broker", None)})
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"bad configuration: {exc}") from None
+        settings = load(getattr(args, "config", None), os.environ, stream={"broker": getattr(args, "broker", None)}).stream
         if not settings.broker:
             raise UsageError("no broker: pass --broker HOST:PORT or set STREAM_GUARD_BROKER")
         return cls(settings)

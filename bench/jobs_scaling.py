@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import DATA_DIR, machine, write_result  # noqa: E402
 
-from stream_guard.config.detector import build_config  # noqa: E402
+from stream_guard.config.load import build_config  # noqa: E402
 from stream_guard.engine.pool import Judges  # noqa: E402
 
 

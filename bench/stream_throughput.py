@@ -42,7 +42,7 @@ from _data import DATA_DIR, REPO, machine, percentile, write_result  # noqa: E40
 from stream_guard.agents.clients import Reader, partition_key, start_producer  # noqa: E402
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port  # noqa: E402
 from stream_guard.agents.topics import ensure_topics  # noqa: E402
-from stream_guard.config.stream import load_settings  # noqa: E402
+from stream_guard.config.load import load  # noqa: E402
 
 PARTITIONS = 4
 WORKER_ENV = {
@@ -126,7 +126,7 @@ class Cluster:
                     "STREAM_GUARD_EXECUTOR": self.executor,
                     **{f"STREAM_GUARD_TOPIC_{t.upper()}": f"{self.prefix}.{t}"
                        for t in ("answers", "verdicts", "alerts", "dlq", "metrics")}}
-        self.settings = load_settings(env=self.env, overrides={"broker": self.broker})
+        self.settings = load(env=self.env, stream={"broker": self.broker}).stream
         self.procs: list[subprocess.Popen[bytes]] = []
         self.ports: list[int] = []
 

@@ -18,8 +18,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import orjson
 
-from stream_guard.config.detector import PRESETS, build_config
-from stream_guard.config.stream import check_environment
+from stream_guard.config.detector import PRESETS
+from stream_guard.config.load import build_config
 from stream_guard.engine.pool import count_lines, jobs_for, parse_jobs
 from stream_guard.errors import InputError
 from stream_guard.ops.backtest import INTERRUPTED, run_backtest
@@ -103,11 +103,7 @@ def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(list(argv))
     if args.file and (args.start or args.end):
         raise UsageError("--from/--to select a range of a topic; with --file, give the file you want judged")
-    try:
-        check_environment(os.environ)
-        config = build_config(args.config, args.preset, args.ner, env=os.environ)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"bad configuration: {exc}") from None
+    config = build_config(args.config, args.preset, args.ner, env=os.environ)
     if not args.json_only:
         from stream_guard.ops.backtest_report import require_plotting
 

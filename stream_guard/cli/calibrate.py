@@ -11,24 +11,24 @@ stream_guard/ops/calibration.py).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from stream_guard.config.detector import PRESETS, DetectorConfig, build_config
-from stream_guard.config.stream import check_environment
+import msgspec
+
+from stream_guard.config.detector import PRESETS, DetectorConfig
+from stream_guard.config.load import build_config
 from stream_guard.engine.pool import parse_jobs
 from stream_guard.ops.calibration import (FOLDS, KEEP_TARGETS, MIN_PER_CLASS, MIN_PER_CLASS_TO_REFIT, VERIFY_ROUNDS,
                                           CalibrationError, Example, Labelled, choose_model, choose_threshold,
                                           config_toml, decisions, default_model_path, labelled_answers,
                                           model_file_for, observe, scores_of, verified_threshold)
 from stream_guard.ops.evaluation import LabelledDecision, decision_metrics
-from stream_guard.scoring import score_model
 from stream_guard.scoring.hallucination import model_for
-from stream_guard.scoring.score_model import ScoreModel
+from stream_guard.config.score_model import ScoreModel, save_model
 
 
 def _pct(value: float | None) -> str:
@@ -131,11 +131,7 @@ def _check_counts(rows: Sequence[Labelled], folds: int) -> None:
 
 def _main(args: argparse.Namespace) -> int:
     _check_arguments(args)
-    try:
-        check_environment(os.environ)
-        config = build_config(args.config, args.preset, args.ner, env=os.environ)
-    except (OSError, ValueError) as exc:
-        raise CalibrationError(f"bad configuration: {exc}") from None
+    config = build_config(args.config, args.preset, args.ner, env=os.environ)
     rows = labelled_answers(args.labels, args.events)
     _check_counts(rows, args.folds)
     hallucinated = sum(row.label for row in rows)
@@ -167,7 +163,7 @@ def _main(args: argparse.Namespace) -> int:
 
     _say("\nVerifying through the full guard (healing and routing, as backtest runs it)...")
     threshold, verified = _verify(config, model, rows, args.jobs, scores, examples, args.keep)
-    model = dataclasses.replace(model, threshold=threshold)
+    model = msgspec.structs.replace(model, threshold=threshold)
     _say(f"\nChosen: flag_threshold = {threshold}, score model "
          f"{'refitted' if refitted else 'kept (' + (current.fitted_on or 'current') + ')'}")
     _say("Full guard on the labelled answers (in-sample):")
@@ -180,7 +176,7 @@ def _main(args: argparse.Namespace) -> int:
                 f"raising the threshold {VERIFY_ROUNDS} times did not get there"))
 
     if args.write_default:
-        score_model.save_model(model, str(default_model_path()))
+        save_model(model, str(default_model_path()))
         _say(f"\nwritten the shipped model to {default_model_path()} (its threshold, {threshold}, is the default "
              f"flag_threshold)")
     if args.out:
@@ -205,7 +201,7 @@ def _say_lines(lines: Sequence[str]) -> None:
 def _write_config(out: str, config: DetectorConfig, base_preset: str | None, model: ScoreModel,
                   comments: Sequence[str]) -> None:
     model_file = model_file_for(out)
-    score_model.save_model(model, str(model_file))
+    save_model(model, str(model_file))
     Path(out).write_text(config_toml(config, base_preset, model_file.name, comments), encoding="utf-8")
     build_config(out, None, None)  # what we wrote must load
     _say(f"\nwritten to {out} (score model: {model_file})")
@@ -217,6 +213,6 @@ def _verify(config: DetectorConfig, model: ScoreModel, rows: Sequence[Labelled],
     model a config names."""
     with tempfile.TemporaryDirectory(prefix="stream-guard-calibrate-") as tmp:
         path = Path(tmp) / "model.json"
-        score_model.save_model(model, str(path))
+        save_model(model, str(path))
         with_model = config.with_overrides(score_model_path=str(path))
         return verified_threshold(with_model, rows, jobs, scores, examples, keep, _say)

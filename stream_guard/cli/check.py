@@ -11,11 +11,11 @@ from typing import IO, Iterator, Sequence
 
 import orjson
 
-from stream_guard.config.detector import PRESETS, build_config
-from stream_guard.config.stream import check_environment
+from stream_guard.config.detector import PRESETS
+from stream_guard.config.load import build_config
 from stream_guard.engine.judging import Judged
 from stream_guard.engine.pool import Judges, count_lines, jobs_for, parse_jobs
-from stream_guard.errors import ConfigurationError, InputError, StreamGuardError, report
+from stream_guard.errors import InputError, StreamGuardError, report
 
 
 def parser() -> argparse.ArgumentParser:
@@ -65,11 +65,7 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
 
 
 def _check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
-    try:
-        check_environment(os.environ)
-        config = build_config(args.config, args.preset, args.ner, env=os.environ)
-    except (OSError, ValueError) as exc:
-        raise ConfigurationError(f"bad configuration: {exc}") from None
+    config = build_config(args.config, args.preset, args.ner, env=os.environ)
     try:
         source: IO[bytes] = sys.stdin.buffer if args.path == "-" else open(args.path, "rb")
     except OSError as exc:

@@ -25,7 +25,6 @@ the package's shipped model (stream_guard/models/score_model.json), whose `thres
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import importlib.util
 import math
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+import msgspec
 import orjson
 
 from stream_guard.scoring import score_model
@@ -44,7 +44,8 @@ from stream_guard.ops.evaluation import LabelledDecision, roc_auc
 from stream_guard.wire.events import EventError, parse_event
 from stream_guard.wire.labels import load_labels
 from stream_guard.engine.pool import Judges
-from stream_guard.scoring.score_model import Observation, ScoreModel
+from stream_guard.config.score_model import ScoreModel, shipped_model_path
+from stream_guard.scoring.score_model import Observation
 from stream_guard.text.words import normalize_question
 
 MIN_PER_CLASS = 20
@@ -354,7 +355,7 @@ def config_toml(config: DetectorConfig, base_preset: str | None, model_file: str
     if base_preset:
         lines.append(f"preset = {_toml_value(base_preset)}")
     skip = {"db_path", "log_flagged", "limits", "flag_threshold", "score_model_path"}
-    for f in dataclasses.fields(DetectorConfig):
+    for f in msgspec.structs.fields(DetectorConfig):
         value = getattr(config, f.name)
         if f.name not in skip and value != getattr(reference, f.name):
             lines.append(f"{f.name} = {_toml_value(value)}")
@@ -362,14 +363,14 @@ def config_toml(config: DetectorConfig, base_preset: str | None, model_file: str
     lines.append(f"score_model_path = {_toml_value(model_file)}")
     if config.limits != reference.limits:
         lines += ["", "[detector.limits]"] + [
-            f"{f.name} = {_toml_value(getattr(config.limits, f.name))}" for f in dataclasses.fields(config.limits)
+            f"{f.name} = {_toml_value(getattr(config.limits, f.name))}" for f in msgspec.structs.fields(config.limits)
             if getattr(config.limits, f.name) != getattr(reference.limits, f.name)]
     return "\n".join(lines) + "\n"
 
 
 def default_model_path() -> Path:
     """The shipped model's file in this installation (the source tree, for the editable install)."""
-    return Path(score_model.__file__).resolve().parent / "models" / score_model.DEFAULT_MODEL_FILE
+    return shipped_model_path()
 
 
 # --- the command --------------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ from typing import Mapping
 
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.wire.report import CheckResult, FindingType, Risk
-from stream_guard.scoring.score_model import DEFAULT_MODEL, ScoreModel, load_model, noisy_or, observation
+from stream_guard.config.score_model import DEFAULT_MODEL, ScoreModel, load_model
+from stream_guard.scoring.score_model import noisy_or, observation
 from stream_guard.scoring.score_model import signal_probabilities as _signal_probabilities
 
 

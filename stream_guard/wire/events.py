@@ -87,7 +87,8 @@ class AnswerEvent:
 # schema states); tests check that what it accepts the schema accepts and that the schema refuses what
 # it refuses for a wrong type.
 
-_ChunkText = Annotated[str, Meta(max_length=Limits.max_chunk_chars)]
+_DEFAULT_LIMITS = Limits()
+_ChunkText = Annotated[str, Meta(max_length=_DEFAULT_LIMITS.max_chunk_chars)]
 
 
 class ContextChunk(msgspec.Struct, kw_only=True):
@@ -110,10 +111,10 @@ class AnswerEventContract(msgspec.Struct, kw_only=True):
     event_id: Annotated[str, Meta(min_length=1, max_length=256)] | int | None = None
     id: Annotated[str, Meta(min_length=1, max_length=256, description="alias of event_id")] | int | None = None
     tenant: Annotated[str, Meta(max_length=128, description='default "default"')] | None = None
-    question: Annotated[str, Meta(max_length=Limits.max_question_chars)] | None = None
-    context: (Annotated[list[_ChunkText | ContextChunk], Meta(max_length=Limits.max_chunks)] | _ChunkText
+    question: Annotated[str, Meta(max_length=_DEFAULT_LIMITS.max_question_chars)] | None = None
+    context: (Annotated[list[_ChunkText | ContextChunk], Meta(max_length=_DEFAULT_LIMITS.max_chunks)] | _ChunkText
               | None) = None
-    answer: Annotated[str, Meta(min_length=1, max_length=Limits.max_answer_chars, pattern=r"\S",
+    answer: Annotated[str, Meta(min_length=1, max_length=_DEFAULT_LIMITS.max_answer_chars, pattern=r"\S",
                                 description="must not be blank")]
     citations: list[str | int | CitationRef] | None = None
     model: str | None = None

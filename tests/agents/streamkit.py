@@ -29,7 +29,8 @@ from stream_guard.agents.clients import partition_key, read_all, start_producer
 from stream_guard.agents.embedded_broker import die_with_parent, free_port
 from stream_guard.wire.deadletter import view as dead_letter_view
 from stream_guard.wire.schemas import by_name, schema
-from stream_guard.config.stream import StreamSettings, TopicNames, load_settings
+from stream_guard.config.load import load
+from stream_guard.config.stream import StreamSettings, TopicNames
 
 REPO = Path(__file__).resolve().parents[2]
 # Short group timeouts: a group join waits up to half the session timeout on the embedded broker.
@@ -54,7 +55,7 @@ class Names:
         return f"{self.prefix}-guard"
 
     def settings(self) -> StreamSettings:
-        return load_settings(env=self.env(), overrides={"broker": self.broker})
+        return load(env=self.env(), stream={"broker": self.broker}).stream
 
     @property
     def topics(self) -> TopicNames:

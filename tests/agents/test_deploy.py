@@ -14,13 +14,11 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from stream_guard.agents.metrics import WorkerMetrics
-from stream_guard.config.detector import build_config
+from stream_guard.config.load import build_config, check_environment, load, variables
 from stream_guard.wire.deadletter import HEADROOM_BYTES
 from stream_guard.ops.latency import LatencyRegistry
 from stream_guard.ops.monitoring.metrics import Snapshot, TenantMetrics
-from stream_guard.config.monitor import load_monitor_settings, monitor_variable_names
 from stream_guard.ops.monitoring.windows import DayCounts
-from stream_guard.config.stream import check_environment, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -97,7 +95,7 @@ def _configmaps() -> tuple[dict[str, Any], dict[str, str]]:
 def test_the_kubernetes_settings_load_and_the_resources_point_at_each_other():
     toml, env = _configmaps()
     check_environment(env)
-    settings = load_settings(toml, env)
+    settings = load(toml, env).stream
     build_config(None, None, None, env=env)
     assert settings.broker and settings.log_format == "json"
     kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
@@ -138,7 +136,7 @@ def test_compose_workers_have_a_broker_and_the_dead_letter_topic_takes_what_it_c
     worker_env = {k: str(v) for k, v in compose["services"]["worker-1"]["environment"].items()}
     resolved = {k: re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", v) for k, v in worker_env.items()}
     check_environment(resolved)
-    settings = load_settings(env=resolved)
+    settings = load(env=resolved).stream
     assert settings.broker
     assert {"STREAM_GUARD_MONITOR_SESSION_SECRET", "STREAM_GUARD_MONITOR_REVIEW_SALT"} <= worker_env.keys()
     script = compose["services"]["topics"]["command"][0]
@@ -158,11 +156,11 @@ def test_kubernetes_runs_tenant_monitoring_with_its_secrets_from_a_secret():
     from_secrets = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"]
                     if "secretKeyRef" in e.get("valueFrom", {})}
     secrets = {"STREAM_GUARD_MONITOR_SESSION_SECRET", "STREAM_GUARD_MONITOR_REVIEW_SALT"}
-    assert secrets <= from_secrets.keys() and secrets <= monitor_variable_names()
+    assert secrets <= from_secrets.keys() and secrets <= variables().keys()
     assert {from_secrets[name]["name"] for name in secrets} == {"stream-guard-monitor"}
     assert not any(from_secrets[name].get("optional") for name in secrets)
     assert not secrets & env.keys() and "session_secret" not in toml["monitor"]
-    monitor = load_monitor_settings(toml, {**env, **{name: "from-the-secret" for name in secrets}})
+    monitor = load(toml, {**env, **{name: "from-the-secret" for name in secrets}}).monitor
     assert monitor.enabled and monitor.session_secret == "from-the-secret" and monitor.review_salt
 
     [policy] = _docs(K8S / "networkpolicy.yaml")

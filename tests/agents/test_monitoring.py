@@ -40,7 +40,7 @@ from streamkit import REPO, TEST_ENV, Names, Worker, event, produce, read_json, 
 
 from stream_guard.agents.clients import start_producer
 from stream_guard.agents.topics import ensure_topics
-from stream_guard.config.detector import build_config
+from stream_guard.config.load import build_config
 from stream_guard.wire.events import decode_event
 from stream_guard.wire.labels import load_labels
 from stream_guard.ops.monitoring.observation import observe

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from stream_guard.config.detector import build_config
+from stream_guard.config.load import build_config
 from stream_guard.engine.pool import Judges
 from streamkit import REPO, Names, new_worker, produce, wait_for
 

@@ -12,19 +12,19 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from stream_guard.agents.app import faust_options
 from stream_guard.agents.security import client_options, credentials
-from stream_guard.config.stream import load_settings
+from stream_guard.config.load import load
 
 CA = ssl.get_default_verify_paths().openssl_cafile
 
 
 def sasl_ssl_settings():
-    return load_settings(env={"STREAM_GUARD_SECURITY_PROTOCOL": "SASL_SSL", "STREAM_GUARD_SASL_MECHANISM":
-                              "SCRAM-SHA-512", "STREAM_GUARD_SASL_USERNAME": "guard",
-                              "STREAM_GUARD_SASL_PASSWORD": "s3cret", "STREAM_GUARD_BROKER": "kafka:9093"})
+    return load(env={"STREAM_GUARD_SECURITY_PROTOCOL": "SASL_SSL", "STREAM_GUARD_SASL_MECHANISM":
+                     "SCRAM-SHA-512", "STREAM_GUARD_SASL_USERNAME": "guard",
+                     "STREAM_GUARD_SASL_PASSWORD": "s3cret", "STREAM_GUARD_BROKER": "kafka:9093"}).stream
 
 
 def test_plaintext_is_the_default_and_adds_nothing() -> None:
-    settings = load_settings(overrides={"broker": "127.0.0.1:9092"})
+    settings = load(stream={"broker": "127.0.0.1:9092"}).stream
     assert credentials(settings) is None
     assert client_options(settings) == {"security_protocol": "PLAINTEXT"}
     assert faust_options(settings)["broker_credentials"] is None
@@ -51,15 +51,15 @@ def test_sasl_over_tls_reaches_the_clients_and_the_worker_alike() -> None:
 
 
 def test_sasl_without_tls_has_no_ssl_context() -> None:
-    settings = load_settings(overrides={"security_protocol": "SASL_PLAINTEXT", "sasl_username": "u",
-                                        "sasl_password": "p"})
+    settings = load(stream={"security_protocol": "SASL_PLAINTEXT", "sasl_username": "u",
+                            "sasl_password": "p"}).stream
     options = client_options(settings)
     assert options["security_protocol"] == "SASL_PLAINTEXT" and options["ssl_context"] is None
 
 
 @pytest.mark.skipif(not CA or not os.path.exists(CA), reason="no CA bundle on this machine")
 def test_tls_uses_the_given_ca_bundle() -> None:
-    settings = load_settings(overrides={"security_protocol": "SSL", "ssl_cafile": CA})
+    settings = load(stream={"security_protocol": "SSL", "ssl_cafile": CA}).stream
     options = client_options(settings)
     assert options["security_protocol"] == "SSL"
     assert options["ssl_context"].cert_store_stats()["x509_ca"] > 0
@@ -74,4 +74,4 @@ def test_tls_uses_the_given_ca_bundle() -> None:
 ])
 def test_incomplete_security_settings_are_refused_by_name(overrides: dict, named: str) -> None:
     with pytest.raises(ValueError, match=named):
-        load_settings(overrides=overrides)
+        load(stream=overrides)

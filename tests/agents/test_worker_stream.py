@@ -20,7 +20,7 @@ import pytest
 
 from stream_guard.agents.cli import demo_events_path
 from stream_guard.agents.topics import ensure_topics
-from stream_guard.config.detector import build_config
+from stream_guard.config.load import build_config
 from stream_guard.wire.events import EventError, decode_event
 from stream_guard.engine.pipeline import Guard
 from stream_guard.text.words import question_hash

@@ -88,7 +88,7 @@ import pytest  # noqa: E402
 from stream_guard.cli import check as cli  # noqa: E402
 from stream_guard.engine import pool as parallel  # noqa: E402
 from stream_guard.engine.judging import judge_payloads  # noqa: E402
-from stream_guard.config.detector import build_config  # noqa: E402
+from stream_guard.config.load import build_config  # noqa: E402
 from stream_guard.engine.pipeline import Guard  # noqa: E402
 
 DEEP = b'{"event_id": "deep", "answer": "The answer.", "metadata": ' + b'{"a": ' * 300 + b"1" + b"}" * 300 + b"}"

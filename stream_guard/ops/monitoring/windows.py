@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import Any, Iterable, Mapping
 
+from stream_guard.config.monitor import RATES
 from stream_guard.ops.latency import Histogram
 
 DAY_MS = 86_400_000
@@ -21,17 +22,6 @@ _EPOCH = date(1970, 1, 1)
 EXAMPLES_PER_METRIC = 3
 MAX_DRIFT_QUESTIONS = 200
 
-# Rate name -> (numerator count, denominator count). The per-claim refusal rate counts claims the
-# faithfulness check could not ground in the context; the others count answers.
-RATES: dict[str, tuple[str, str]] = {
-    "refusal": ("refused", "claims"),
-    "citation_mismatch": ("mismatched", "citations"),
-    "flagged": ("flagged", "answers"),
-    "healed": ("healed", "answers"),
-    "fallback": ("fallback", "answers"),
-    "discard": ("discard", "answers"),
-    "drift": ("drift", "answers"),
-}
 RATE_TITLES: dict[str, str] = {
     "refusal": "per-claim refusal rate",
     "citation_mismatch": "citation-mismatch rate",

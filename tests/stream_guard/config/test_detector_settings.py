@@ -1,6 +1,7 @@
 import pytest
 
-from stream_guard.config.detector import DetectorConfig, load_config, preset
+from stream_guard.config.detector import DetectorConfig, preset
+from stream_guard.config.load import load_config
 
 
 def test_defaults_match_the_seed_library():
@@ -42,16 +43,16 @@ def test_a_file_with_only_a_stream_table_leaves_detector_defaults(tmp_path):
 
 
 def test_the_default_flag_threshold_is_the_one_chosen_for_the_shipped_model():
-    from stream_guard.scoring.score_model import DEFAULT_MODEL
+    from stream_guard.config.score_model import DEFAULT_MODEL
 
     assert DetectorConfig().flag_threshold == DEFAULT_MODEL.threshold
 
 
 def test_a_relative_score_model_path_is_read_from_the_config_files_folder(tmp_path, monkeypatch):
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from stream_guard.engine.detector import HallucinationDetector
-    from stream_guard.scoring.score_model import DEFAULT_MODEL, save_model
+    from stream_guard.config.score_model import DEFAULT_MODEL, save_model
 
     folder = tmp_path / "configs"
     folder.mkdir()
@@ -77,7 +78,8 @@ def test_a_missing_or_broken_score_model_is_refused_when_the_config_loads(tmp_pa
 
 # --- validation: checked when built, the key and the reason named ---------------------------------------------
 
-from stream_guard.config.detector import ConfigError, build_config, config_from_mapping  # noqa: E402
+from stream_guard.config.load import build_config, load  # noqa: E402
+from stream_guard.config.schema import ConfigError  # noqa: E402
 
 
 @pytest.mark.parametrize(("values", "key", "reason"), [
@@ -101,7 +103,7 @@ from stream_guard.config.detector import ConfigError, build_config, config_from_
 ])
 def test_bad_values_fail_at_start_naming_the_key(values, key, reason):
     with pytest.raises(ConfigError) as caught:
-        config_from_mapping(values)
+        load({"detector": values})
     assert caught.value.key == key and reason in caught.value.reason
     assert str(caught.value).startswith(f"{key}: ")
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from stream_guard.config.stream import StreamSettings, TopicNames, load_settings, settings_from_env, settings_from_mapping
+from msgspec.structs import fields
+
+from stream_guard.config.load import environment, load
+from stream_guard.config.stream import StreamSettings, TopicNames
 
 
 def test_defaults_are_valid_and_name_the_issue_topics() -> None:
-    s = load_settings()
+    s = load().stream
     assert s.topics == TopicNames()
     assert (s.topics.answers, s.topics.verdicts, s.topics.alerts, s.topics.dlq, s.topics.metrics) == (
         "rag.answers", "guard.verdicts", "guard.alerts", "guard.dlq", "guard.metrics")
@@ -20,7 +23,7 @@ def test_defaults_are_valid_and_name_the_issue_topics() -> None:
 def test_precedence_file_then_env_then_flags() -> None:
     doc = {"stream": {"partitions": 8, "batch_max": 16, "topics": {"verdicts": "file.verdicts"}}}
     env = {"STREAM_GUARD_PARTITIONS": "6", "STREAM_GUARD_TOPIC_VERDICTS": "env.verdicts", "PATH": "/bin"}
-    s = load_settings(doc, env, {"partitions": 2, "broker": None})
+    s = load(doc, env, stream={"partitions": 2, "broker": None}).stream
     assert s.partitions == 2  # flag wins
     assert s.batch_max == 16  # only the file set it
     assert s.topics.verdicts == "env.verdicts"  # env beats file
@@ -35,11 +38,11 @@ def test_env_values_are_coerced_and_foreign_variables_ignored() -> None:
         "STREAM_GUARD_DATA": "/data/labelled",  # the benchmark's variable, not a setting
         "STREAM_GUARD_TANSU_BIN": "/usr/bin/tansu",
     }
-    s = load_settings(env=env)
+    s = load(env=env).stream
     assert s.broker == "kafka-0:9092,kafka-1:9092"
     assert s.web_enabled is False
     assert s.latency_budget_ms == 120.5
-    assert "data" not in settings_from_env(env)
+    assert "data" not in environment(env)["stream"]
 
 
 @pytest.mark.parametrize(
@@ -56,7 +59,7 @@ def test_env_values_are_coerced_and_foreign_variables_ignored() -> None:
 )
 def test_bad_values_are_rejected_with_the_setting_named(data: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        settings_from_mapping(data)
+        load({"stream": data})
 
 
 @pytest.mark.parametrize(
@@ -75,7 +78,7 @@ def test_bad_values_are_rejected_with_the_setting_named(data: dict, message: str
 )
 def test_validation_refuses_unworkable_settings(overrides: dict) -> None:
     with pytest.raises(ValueError):
-        load_settings(overrides=overrides)
+        load(stream=overrides)
 
 
 def test_with_overrides_keeps_other_fields() -> None:
@@ -83,7 +86,7 @@ def test_with_overrides_keeps_other_fields() -> None:
     assert s.app_id == "guard-a" and s.broker == "127.0.0.1:9092"
     assert s.by_question_topic == "guard-a-answers-repartition"
     # An existing deployment keeps its pre-0.2 topic by naming it.
-    kept = load_settings(env={"STREAM_GUARD_TOPIC_REPARTITION": "guard-a-answers-by-question"})
+    kept = load(env={"STREAM_GUARD_TOPIC_REPARTITION": "guard-a-answers-by-question"}).stream
     assert kept.by_question_topic == "guard-a-answers-by-question"
     assert s.batch_within_s == 0.0  # greedy batches by default: no waiting for a batch to fill
     assert s.with_overrides(batch_within_ms=5).batch_within_s == pytest.approx(0.005)
@@ -93,11 +96,11 @@ def test_with_overrides_keeps_other_fields() -> None:
 
 import re  # noqa: E402
 import subprocess  # noqa: E402
-from dataclasses import fields  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from stream_guard.config.detector import ConfigError, detector_setting_names  # noqa: E402
-from stream_guard.config.stream import OTHER_VARIABLES, check_environment, unknown_variables  # noqa: E402
+from stream_guard.config.detector import DetectorConfig  # noqa: E402
+from stream_guard.config.load import OTHER_VARIABLES, check_environment, unknown_variables  # noqa: E402
+from stream_guard.config.schema import ConfigError  # noqa: E402
 
 
 def test_a_misspelt_variable_is_refused_by_name() -> None:
@@ -107,11 +110,11 @@ def test_a_misspelt_variable_is_refused_by_name() -> None:
     assert unknown_variables(env) == ["STREAM_GUARD_FLAG_TRESHOLD", "STREAM_GUARD_PARTITONS",
                                       "STREAM_GUARD_TOPIC_VERDICT"]
     with pytest.raises(ConfigError, match="STREAM_GUARD_FLAG_TRESHOLD"):
-        load_settings(env=env)
+        load(env=env)
 
 
 def test_stream_and_detector_settings_do_not_share_a_variable_name() -> None:
-    assert not ({f.name for f in fields(StreamSettings)} & detector_setting_names())
+    assert not ({f.name for f in fields(StreamSettings)} & ({f.name for f in fields(DetectorConfig)} | {"preset"}))
 
 
 def test_every_stream_guard_variable_the_repository_uses_is_known() -> None:
@@ -136,11 +139,11 @@ def test_every_stream_guard_variable_the_repository_uses_is_known() -> None:
 
 def test_the_thread_executor_is_refused_with_the_reason() -> None:
     with pytest.raises(ConfigError, match="'thread' was removed: a judge thread cannot be stopped"):
-        load_settings(overrides={"executor": "thread"})
+        load(stream={"executor": "thread"})
 
 
 def test_monitoring_variables_are_settings_and_their_misspellings_are_refused():
-    from stream_guard.config.stream import unknown_variables
+    from stream_guard.config.load import unknown_variables
 
     env = {"STREAM_GUARD_MONITOR_ENABLED": "false", "STREAM_GUARD_MONITOR_SESSION_SECRET": "s",
            "STREAM_GUARD_MONITOR_REVIEW_SALT": "x", "STREAM_GUARD_MONITOR_ENABLD": "false"}

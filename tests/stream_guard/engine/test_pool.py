@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from stream_guard.config.detector import build_config
+from stream_guard.config.load import build_config
 from stream_guard.wire.events import parse_event
 from stream_guard.engine import pool as parallel
 from stream_guard.engine.pool import Judges, shard_key

@@ -14,8 +14,9 @@ import pytest
 
 from stream_guard.scoring import score_model
 from stream_guard.ops.calibration import Example, choose_model, choose_threshold, group_of, model_file_for
-from stream_guard.config.detector import build_config
-from stream_guard.scoring.score_model import DEFAULT_MODEL, Observation
+from stream_guard.config.load import build_config
+from stream_guard.config.score_model import DEFAULT_MODEL, ScoreModel, load_model
+from stream_guard.scoring.score_model import Observation
 
 from test_backtest import DATA, REPO
 
@@ -67,7 +68,7 @@ def synthetic(n: int, seed: int = 5) -> list[Example]:
 def test_a_refit_is_kept_only_when_it_ranks_better_out_of_sample() -> None:
     examples = synthetic(400)
     # A model blind to the grounding features ranks nothing: the refit wins, cross-validated.
-    blind = score_model.ScoreModel(DEFAULT_MODEL.features, tuple(0.0 for _ in DEFAULT_MODEL.features), -1.0,
+    blind = ScoreModel(DEFAULT_MODEL.features, tuple(0.0 for _ in DEFAULT_MODEL.features), -1.0,
                                    DEFAULT_MODEL.signals)
     chosen = choose_model(examples, blind, 0.9, refit="compare", folds=5)
     assert chosen.fitting.model is None and "kept" in chosen.notes[-1]
@@ -141,7 +142,7 @@ def test_calibrated_on_one_file_it_keeps_the_share_there_and_about_it_on_another
 
     # The TOML names the model written beside it, by a path relative to the TOML: it loads from anywhere.
     assert 'score_model_path = "calibrated.score_model.json"' in toml.read_text()
-    model = score_model.load_model(str(model_file_for(toml)))
+    model = load_model(str(model_file_for(toml)))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     config = build_config(str(toml), None, None)

@@ -5,12 +5,13 @@ import random
 import pytest
 
 from stream_guard.scoring import score_model
-from stream_guard.scoring.score_model import FEATURES, MONOTONE, Observation, ScoreModel
+from stream_guard.config.score_model import FEATURES, MONOTONE, ScoreModel, load_model, save_model
+from stream_guard.scoring.score_model import Observation
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.detector import HallucinationDetector
 from stream_guard.engine.history import MemoryHistory
 from stream_guard.text.inspection import Inspection
-from stream_guard.scoring.score_model import DEFAULT_MODEL
+from stream_guard.config.score_model import DEFAULT_MODEL
 
 
 def synthetic(n: int = 300, seed: int = 3) -> tuple[list[Observation], list[int], list[str]]:
@@ -36,8 +37,8 @@ def test_the_shipped_model_is_data_that_round_trips():
 
 def test_a_model_file_is_read_back_and_bad_models_are_refused(tmp_path):
     path = tmp_path / "model.json"
-    score_model.save_model(DEFAULT_MODEL, str(path))
-    assert score_model.load_model(str(path)) == DEFAULT_MODEL
+    save_model(DEFAULT_MODEL, str(path))
+    assert load_model(str(path)) == DEFAULT_MODEL
     with pytest.raises(ValueError, match="features but"):
         ScoreModel(("novel_fraction",), (1.0, 2.0), 0.0, {})
     with pytest.raises(ValueError, match="unknown feature"):

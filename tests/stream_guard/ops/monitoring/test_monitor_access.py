@@ -3,7 +3,7 @@ import tomllib
 import pytest
 
 from stream_guard.ops.monitoring.access import COOKIE, Access, cookie_value
-from stream_guard.config.monitor import load_monitor_settings
+from stream_guard.config.load import load
 from stream_guard.ops.monitoring.tokens import hash_token, main, new_token
 
 ACME, GLOBEX, OPS = new_token(), new_token(), new_token()
@@ -26,7 +26,7 @@ token_sha256 = "{hash_token(GLOBEX)}"
 
 
 def settings(text=CONFIG, env=None):
-    return load_monitor_settings(tomllib.loads(text), env or {})
+    return load(tomllib.loads(text), env or {}).monitor
 
 
 def test_the_monitor_table_with_per_tenant_overrides():
