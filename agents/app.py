@@ -48,11 +48,11 @@ from aiokafka.errors import MessageSizeTooLargeError
 
 from stream_guard.agents.acks import InOrderAcks
 from stream_guard.agents.batching import greedy_batches
-from stream_guard.agents.judge import Judge
 from stream_guard.agents.metrics import CONTENT_TYPE, Gauges, WorkerMetrics
 from stream_guard.agents.security import credentials
 from stream_guard.agents.topics import key_partition, producer_max_request_size
-from stream_guard.agents.faust_adapter import GuardApp, acting_for, raw_schema, rocksdb_options
+from stream_guard.agents.faust_adapter import (GuardApp, acting_for, partition_dbs, raw_schema, rocksdb_options,
+                                               visible_items)
 from stream_guard.ops.alerting import LatencyBudgetMonitor, already_sent, expired, sent_record
 from stream_guard.wire.alert import Alert
 from stream_guard.wire.deadletter import (
@@ -67,6 +67,7 @@ from stream_guard.wire.deadletter import (
 from stream_guard.wire.events import EventError, Limits, decode_event
 from stream_guard.wire.headers import alert_headers, output_headers, trace_context
 from stream_guard.engine.judging import MISROUTED, Judged, JudgedBatch
+from stream_guard.engine.pool import Pool
 from stream_guard.ops.latency import LatencyRegistry, e2e_origin
 from stream_guard.config.monitor import MonitorSettings
 from stream_guard.engine.pipeline import qualified_name
@@ -193,7 +194,7 @@ class GuardService:
     """One worker's Faust app plus what its agents share: the core, the executor and the measurements."""
 
     settings: StreamSettings
-    judge: Judge
+    judge: Pool
     worker: str
     monitoring: MonitorSettings = field(default_factory=MonitorSettings)
     app: faust.App = field(init=False)
@@ -480,7 +481,7 @@ class GuardService:
                 with acting_for(anchor):
                     histories[key] = self.history.get(key.encode())
         at = now_ms()
-        judged = await self.judge.judge([e.message.value for e in events], histories, at, claims)
+        judged = await self.judge.judge_batch([e.message.value for e in events], histories, at, claims)
         for key, raw in judged.histories.items():
             if key not in anchors:  # only if a producer other than our intake wrote the re-keyed topic
                 anchors[key] = next(e for e, item in zip(events, judged.items) if item.question_hash == key)
@@ -595,21 +596,17 @@ class GuardService:
     async def _prune_alerts_sent(self) -> None:
         """Delete alert dedupe records past the TTL from the partitions this worker owns, each with a
         changelog tombstone, so the table and its compacted changelog hold only records that still suppress
-        something. (Faust expires keys only of windowed tables; this one is keyed by alert_id.)
-
-        Reaches into Faust's RocksDB store for the per-partition databases (faust-streaming 0.15.3): a table
-        has no public way to list one partition's keys or to write outside a stream event."""
+        something. (Faust expires keys only of windowed tables; this one is keyed by alert_id, and a table has no
+        public way to list one partition's keys or to write outside a stream event: agents/faust_adapter.py.)"""
         table = self.alerts_sent
-        store: Any = table.data
         topic = table.changelog_topic_name
         mine = {tp.partition for tp in self.app.assignor.assigned_actives() if tp.topic == topic}
         ttl_ms = self.settings.alert_dedupe_ttl_s * 1000
-        for partition, db in list(getattr(store, "_dbs", {}).items()):
+        for partition, db in partition_dbs(table).items():
             if partition not in mine:
                 continue  # a standby copy: the owner prunes it, and its tombstones reach us
-            # A RocksDB iterator reads a snapshot, so deleting behind it is safe; a thousand records at a
-            # time, so that a large table never holds up the stream for long.
-            records = store._visible_items(db)
+            # A thousand records at a time, so that a large table never holds up the stream for long.
+            records = visible_items(table, db)
             while chunk := list(itertools.islice(records, 1000)):
                 keys = expired(chunk, now_ms(), ttl_ms)
                 for key in keys:
@@ -721,7 +718,7 @@ def worker_name() -> str:
     return os.environ.get("STREAM_GUARD_WORKER_NAME") or f"{socket.gethostname()}-{os.getpid()}"
 
 
-def build_service(settings: StreamSettings, judge: Judge, worker: str | None = None,
+def build_service(settings: StreamSettings, judge: Pool, worker: str | None = None,
                   monitoring: MonitorSettings | None = None) -> GuardService:
     return GuardService(settings=settings, judge=judge, worker=worker or worker_name(),
                         monitoring=monitoring or MonitorSettings())

@@ -9,12 +9,10 @@ timestamp answers 0) are why the service runs at-least-once with plain producers
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -22,6 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from stream_guard.engine.pool import die_with_parent
 from stream_guard.errors import BrokerError
 
 LOOPBACK = "127.0.0.1"
@@ -44,14 +43,6 @@ def accepts_connections(host: str, port: int, timeout: float = 0.2) -> bool:
             return True
     except OSError:
         return False
-
-
-def die_with_parent() -> None:
-    """preexec_fn for helper subprocesses: on Linux, SIGTERM them when the process that started them dies,
-    so a killed test run or CLI never leaves a broker or worker behind."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def broker_binary() -> str:

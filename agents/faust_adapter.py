@@ -1,6 +1,15 @@
-"""A Faust App fitted to this service: a consumer that long-polls for a configurable time, commits only what
-the service has finished, and believes a broker's end offsets only when its records agree; no built-in
-web views.
+"""Every use stream-guard makes of Faust's private API, in one module, for the one faust-streaming release it was
+written against (SUPPORTED_FAUST, checked when this module is imported: any other release stops with exit 2,
+naming both). tests/agents/test_faust_adapter.py asserts that each private name and signature used here still
+exists, so an upgrade fails there rather than misbehaving in production. Overridden here, and why:
+
+- the consumer's fetch wait, its commits and the end offsets it believes (below);
+- acknowledgements: on the service's input topics only the service acknowledges (`releasing()`);
+- the web server: none of Faust's built-in views (`GuardApp._new_web`);
+- agent failures reach the service (`GuardApp.agent_error_hook`);
+- the current event, which routes table reads and writes (`acting_for`);
+- a table's per-partition RocksDB databases, for pruning and for pages that have no event (`partition_dbs`,
+  `visible_items`).
 
 Fetch wait.
 faust-streaming 0.15.3 builds its aiokafka consumer with `fetch_max_wait_ms=1500` hard-coded. A broker that
@@ -36,16 +45,43 @@ import contextlib
 import logging
 import time
 import weakref
+from importlib import metadata
 from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping
 
-import aiokafka
-import faust
-from aiokafka import TopicPartition
-from faust.transport.drivers import aiokafka as faust_aiokafka
-from faust.types import TP
-from faust.web import drivers as web_drivers
+from stream_guard.errors import ConfigurationError
 
-from stream_guard.config.stream import StreamSettings
+# The release every override below was written and tested against.
+SUPPORTED_FAUST = ("0.15.3",)
+
+
+class UnsupportedFaust(ConfigurationError):
+    """The installed faust-streaming is not the release this module was written against."""
+
+
+def check_faust_version(installed: str | None = None) -> str:
+    """The installed faust-streaming release, if it is a supported one; UnsupportedFaust (exit 2) otherwise."""
+    try:
+        installed = installed or metadata.version("faust-streaming")
+    except metadata.PackageNotFoundError:
+        raise UnsupportedFaust("faust-streaming is not installed: the streaming commands need the `stream` extra "
+                               "(pip install 'stream-guard[stream]')") from None
+    if installed not in SUPPORTED_FAUST:
+        raise UnsupportedFaust(f"faust-streaming {installed} is installed, but this stream-guard supports faust-streaming "
+                               f"{', '.join(SUPPORTED_FAUST)} only (stream_guard/agents/faust_adapter.py overrides its "
+                               f"internals): pip install 'faust-streaming=={SUPPORTED_FAUST[-1]}'")
+    return installed
+
+
+check_faust_version()  # before anything below touches Faust's internals
+
+import aiokafka  # noqa: E402
+import faust  # noqa: E402
+from aiokafka import TopicPartition  # noqa: E402
+from faust.transport.drivers import aiokafka as faust_aiokafka  # noqa: E402
+from faust.types import TP  # noqa: E402
+from faust.web import drivers as web_drivers  # noqa: E402
+
+from stream_guard.config.stream import StreamSettings  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +236,8 @@ def acting_for(event: faust.EventT) -> Iterator[None]:
 
     Faust routes every table read and write (the RocksDB partition file and the changelog partition) by
     the *current event's* partition. Our batches are judged outside the stream's own iteration, where
-    there is no current event (or the wrong one), so we set it explicitly, per key, and restore it after. This is the private ContextVar behind `faust.current_event()` (faust-streaming 0.15.3).
+    there is no current event (or the wrong one), so we set it explicitly, per key, and restore it after. This
+    is the private ContextVar behind `faust.current_event()`.
     """
     token = faust.streams._current_event.set(weakref.ref(event))
     try:
@@ -222,3 +259,16 @@ def rocksdb_options(settings: StreamSettings) -> dict[str, Any]:
         "target_file_size_base": 8 * settings.rocksdb_write_buffer_bytes,
         "max_open_files": settings.rocksdb_max_open_files,
     }
+
+
+def partition_dbs(table: faust.Table) -> dict[int, Any]:
+    """A table's RocksDB databases by partition (the store keeps one per partition, in `_dbs`): for reads and
+    deletes that have no stream event to route them (pruning, dashboard pages)."""
+    return dict(getattr(table.data, "_dbs", {}))
+
+
+def visible_items(table: faust.Table, db: Any) -> Iterator[tuple[bytes, bytes]]:
+    """Every (key, value) of one partition's database, as the store lists them (a RocksDB iterator reads a
+    snapshot, so deleting behind it is safe)."""
+    items: Iterator[tuple[bytes, bytes]] = table.data._visible_items(db)
+    return items

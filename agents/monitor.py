@@ -37,7 +37,7 @@ import orjson
 from faust.types import TP
 from faust.web import View
 
-from stream_guard.agents.faust_adapter import acting_for, raw_schema, rocksdb_options
+from stream_guard.agents.faust_adapter import acting_for, partition_dbs, raw_schema, rocksdb_options
 from stream_guard.agents.batching import greedy_batches
 from stream_guard.agents.topics import internal_topic_configs, key_partition
 from stream_guard.config.detector import Limits
@@ -89,11 +89,11 @@ class _EventStore:
 
 
 class _PartitionStore:
-    """Reads for the pages, which have no event: straight from the partition's RocksDB (faust-streaming
-    0.15.3 keeps one per partition in `store._dbs`)."""
+    """Reads for the pages, which have no event: straight from the partition's RocksDB
+    (faust_adapter.partition_dbs)."""
 
     def __init__(self, tables: Mapping[str, faust.Table], partition: int) -> None:
-        self.dbs = {name: getattr(table.data, "_dbs", {}).get(partition) for name, table in tables.items()}
+        self.dbs = {name: partition_dbs(table).get(partition) for name, table in tables.items()}
 
     @property
     def ready(self) -> bool:

@@ -9,12 +9,12 @@ import time
 import faust
 
 from stream_guard.agents.app import GuardService, build_service
-from stream_guard.agents.judge import Judge
 from stream_guard.agents.topics import ensure_topics
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.logs import json_handlers
 from stream_guard.config.monitor import MonitorSettings
 from stream_guard.config.stream import StreamSettings
+from stream_guard.engine.pool import Pool
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,8 @@ def prepare(settings: StreamSettings, config: DetectorConfig, worker: str | None
             monitoring: MonitorSettings | None = None) -> GuardService:
     """Load the core (and its model) before joining the group, so the first batch is not the slow one."""
     started = time.perf_counter()
-    judge = Judge(config, log_format=settings.log_format)
+    # One judge process (the event loop keeps its own core); decisions count the measured latency.
+    judge = Pool(config, processes=1, log_format=settings.log_format, quality_latency_ms=None).wait_ready()
     log.info("core ready in %.2fs (judge process, NER %s, %g ms of CPU per event)", time.perf_counter() - started,
              judge.ner_backend, config.event_budget_ms, extra={"ner": judge.ner_backend})
     return build_service(settings, judge, worker, monitoring)

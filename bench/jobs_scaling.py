@@ -1,4 +1,4 @@
-"""Events per second of `stream-guard check --jobs N` (stream_guard.engine.pool.Judges) on labelled data.
+"""Events per second of `stream-guard check --jobs N` (stream_guard.engine.pool.Pool) on labelled data.
 
 Each round judges the dataset `--repeat` times over (fresh event ids each time, so later copies of a question
 drift against the earlier ones as real traffic would) with --jobs 1 and with --jobs N, alternating, after
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import DATA_DIR, machine, write_result  # noqa: E402
 
 from stream_guard.config.load import build_config  # noqa: E402
-from stream_guard.engine.pool import Judges  # noqa: E402
+from stream_guard.engine.pool import Pool  # noqa: E402
 
 
 def payloads(name: str, repeat: int) -> list[bytes]:
@@ -35,7 +35,7 @@ def payloads(name: str, repeat: int) -> list[bytes]:
 
 def run(config: object, lines: list[bytes], jobs: int) -> dict[str, float]:
     started = time.perf_counter()
-    with Judges(config, jobs=jobs) as judges:  # type: ignore[arg-type]
+    with Pool(config, jobs=jobs) as judges:  # type: ignore[arg-type]
         judges.wait_ready()
         ready = time.perf_counter()
         cpu = time.process_time()

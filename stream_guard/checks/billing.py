@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass
 
 from stream_guard.checks.alignment import ContradictionView, contradiction_finding
-from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import Finding
 from stream_guard.text.words import stem
 
@@ -95,10 +94,6 @@ def billing_cycles(text: str) -> list[CycleMention]:
         if _MONEY_RE.search(text, lo, hi) or _BILLING_WORD_RE.search(text, lo, hi):
             out.append(CycleMention(cycle, m.group(), m.start(), m.end()))
     return out
-
-
-def find_billing_contradictions(inspection: Inspection) -> list[Finding]:
-    return analyze_billing(ContradictionView(inspection))
 
 
 def analyze_billing(view: ContradictionView) -> list[Finding]:

@@ -27,7 +27,6 @@ from stream_guard.checks.alignment import (
     neighbours,
     tied_to_subject,
 )
-from stream_guard.text.inspection import Inspection
 from stream_guard.text.quantities import UNITS
 from stream_guard.wire.report import Finding
 
@@ -198,10 +197,6 @@ def dates_agree(a: DateMention, b: DateMention) -> bool | None:
 class _Placed:
     date: DateMention
     sentence: int
-
-
-def find_date_contradictions(inspection: Inspection) -> list[Finding]:
-    return analyze_dates(ContradictionView(inspection))
 
 
 def analyze_dates(view: ContradictionView) -> list[Finding]:

@@ -37,7 +37,6 @@ from stream_guard.checks.alignment import FILLER_STEMS, ContradictionView, contr
 # 15 aligned candidates and no clause has 40 content words before a predicate: neither binds there.
 MAX_CANDIDATES = 48  # best-aligned context sentences an answer sentence is compared with
 MAX_SUBJECT_STEMS = 40  # content stems before a predicate kept as what its clause is about (nearest first)
-from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import Finding
 from stream_guard.text.words import NEGATORS, STOP_WORDS, stem
 
@@ -246,10 +245,6 @@ def _phrase_start(tokens: list[_Token], k: int) -> int:
 # --------------------------------------------------------------------------------------------------
 # Pairing answer sentences with context sentences
 # --------------------------------------------------------------------------------------------------
-
-
-def find_negation_contradictions(inspection: Inspection) -> list[Finding]:
-    return analyze_negation(ContradictionView(inspection))
 
 
 def analyze_negation(view: ContradictionView) -> list[Finding]:

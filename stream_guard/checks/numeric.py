@@ -25,7 +25,6 @@ from stream_guard.checks.alignment import (
     surface_words,
     tied_to_subject,
 )
-from stream_guard.text.inspection import Inspection
 from stream_guard.text.quantities import Quantity, comparable, values_agree, written_in
 from stream_guard.wire.report import Finding
 
@@ -49,15 +48,6 @@ class NumericAnalysis:
     findings: tuple[Finding, ...]
     unsupported: tuple[str, ...]  # literal answer quantities found nowhere in the context
     checked: int  # answer quantities looked at
-
-
-def find_numeric_contradictions(inspection: Inspection) -> list[Finding]:
-    """Numeric and swapped-value contradictions between the answer and its context."""
-    return list(analyze_numeric(ContradictionView(inspection)).findings)
-
-
-def find_swapped_value_contradictions(inspection: Inspection) -> list[Finding]:
-    return [f for f in find_numeric_contradictions(inspection) if f.kind == "swapped_value"]
 
 
 def analyze_numeric(view: ContradictionView) -> NumericAnalysis:

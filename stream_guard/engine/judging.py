@@ -1,8 +1,9 @@
-"""Judge a batch of raw payloads: bytes in, bytes out, for the streaming service.
+"""Judge a batch of raw payloads: bytes in, bytes out, wherever the guard runs.
 
-Pure (given a Guard): what the worker's judge process or thread runs. Everything that crosses into and out
-of it is bytes (payloads, histories as stored in the table, verdicts as sent), so a process boundary costs
-a memcpy rather than pickling nested dicts, and the worker's event loop does no JSON work of its own.
+Pure (given a Guard): what every judge process runs (engine/pool.py), and `check --jobs 1` in its own process.
+Everything that crosses a process boundary is bytes (payloads, histories as the worker's table stores them,
+verdicts as sent), so it costs a memcpy rather than pickling nested dicts, and the worker's event loop does
+no JSON work of its own. Within one process histories stay lists of fingerprints (`judge_events`).
 
 One result per payload, in order: a verdict with its alerts, or the reason it could not be judged
 (`decode`: the payload breaks the event contract; `judge`: the core failed on it; `timeout`: it spent its
@@ -19,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import orjson
 
@@ -170,12 +171,12 @@ def _decode(raw: Any, guard: Guard) -> AnswerEvent | Judged:
                       error_exception=qualified_name(type(exc)))
 
 
-def judge_payloads(guard: Guard, payloads: Sequence[bytes], histories: Mapping[str, bytes | None],
-                   now_ms: int = 0, claimed_keys: Sequence[str | None] | None = None, *,
-                   budget: CpuBudget | None = None) -> JudgedBatch:
-    """Decode, judge and serialize a batch. `histories` holds the stored history of (at least) every
-    question in the batch, keyed by question hash; missing keys mean no history yet (only `.get` is used,
-    so a caller may pass a mapping that reads its store lazily).
+def judge_events(guard: Guard, payloads: Sequence[bytes], history: Callable[[str], Sequence[Fingerprint]],
+                 now_ms: int = 0, claimed_keys: Sequence[str | None] | None = None, *,
+                 budget: CpuBudget | None = None) -> tuple[list[Judged], dict[str, list[Fingerprint]]]:
+    """Decode, judge and serialize a batch in this process: one Judged per payload, in order, and for every
+    question whose drift history changed, the new bounded history. `history(key)` is the stored history of a
+    question hash (read once per question in the batch, only for questions the batch has).
 
     `claimed_keys[i]`, when given, is the question hash payload i was keyed by, and so the only history
     the caller read for it. A payload whose own question hash differs is not judged (it would have drifted
@@ -203,13 +204,25 @@ def judge_payloads(guard: Guard, payloads: Sequence[bytes], histories: Mapping[s
     for answer in answers:
         key = question_hash(answer.tenant, answer.question)
         if key not in parsed:
-            parsed[key] = load_history(histories.get(key))
+            parsed[key] = list(history(key))
     results, updated = _evaluate(guard, answers, parsed, budget) if answers else ([], {})
     for i, answer, result in zip(positions, answers, results):
         items[i] = _failure_item(answer, result) if isinstance(result, EventFailure) else _verdict_item(result, now_ms)
     done: list[Judged] = [item if item is not None else Judged(error_stage="judge", error_field="$",
                                                                error_reason="no result") for item in items]
-    return JudgedBatch(done, {key: dump_history(value) for key, value in updated.items()})
+    return done, updated
+
+
+def judge_payloads(guard: Guard, payloads: Sequence[bytes], histories: Mapping[str, bytes | None],
+                   now_ms: int = 0, claimed_keys: Sequence[str | None] | None = None, *,
+                   budget: CpuBudget | None = None) -> JudgedBatch:
+    """`judge_events` with histories as the worker's table stores them, bytes in and bytes out: what crosses
+    into and out of a judge process (engine/pool.py). `histories` holds the stored history of (at least) every
+    question in the batch, keyed by question hash; missing keys mean no history yet (only `.get` is used, so a
+    caller may pass a mapping that reads its store lazily)."""
+    items, updated = judge_events(guard, payloads, lambda key: load_history(histories.get(key)), now_ms,
+                                  claimed_keys, budget=budget)
+    return JudgedBatch(items, {key: dump_history(value) for key, value in updated.items()})
 
 
 def failed_batch(count: int, reason: str, stage: str = "judge", cost_ms: float | None = None,

@@ -1,64 +1,99 @@
-"""Judge AnswerEvent payloads on every core, with the output in input order and drift history exact.
+"""The one pool of judge processes, for `check --jobs N`, `backtest`, `calibrate` and the streaming worker.
 
-Drift history is per question, so one question's events must be judged one after another, in input order,
-against the history the earlier ones left. The runner shards by question: the first event of a question
-goes to the least busy judge process and every later event of that question follows it there, so each
-process sees its questions' events in input order and keeps their histories itself. An answer to no
-question joins no history (pipeline.py), so those go wherever there is room: a file of summaries is not
-serialised behind one "empty question".
+One way to start a judge (spawn, load the model and warm it, say ready), one way to call it (a batch of
+payloads and their questions' drift histories in, bytes; a JudgedBatch out), one wall-clock limit per call,
+and one death policy: when a process dies (killed, out of memory, a native crash) or runs past its limit
+(native code the CPU timer of budget.py cannot interrupt), it is killed and replaced, and its batch is judged
+again one event at a time, each with its own limit, so that only the event that kills or hangs a process
+fails, as an error item (stage `judge` or `timeout`) that `check` prints and the worker dead-letters.
 
-Every process judges through `judging.judge_payloads` (bytes in, bytes out), exactly as the streaming judge
-does, so whatever guards that path (limits, time budgets) guards this one too. `jobs=1` judges in this
-process with the same code, so `--jobs N` can only differ from `--jobs 1` in the measured `latency_ms`
-fields: the quality score's latency part is fixed for replays (REPLAY_QUALITY_LATENCY_MS), so that no
-decision depends on how busy the machine is.
+Two front-ends over that core:
 
-Processes are spawned (never forked from a caller that may run threads), ignore Ctrl-C (the caller decides
-what an interrupt means and stops them), and exit when their parent disappears.
+- `Pool.judge(items)`: an iterator of (tag, Judged) in input order, over `processes` children (or this
+  process, with processes=0). Drift history lives here, in the parent (memory, or SQLite with --drift-db), and
+  goes out with each batch; a question's events always go to the same child (question affinity), which has at
+  most one batch in flight, so each event sees exactly the history the ones before it left. An answer to no
+  question joins no history (pipeline.py) and goes wherever there is room.
+- `await Pool.judge_batch(payloads, histories, now_ms, claims)`: the worker's, one batch at a time on one
+  child; the event loop writes and watches the pipe itself (a ProcessPoolExecutor's feeder thread and result
+  thread fight a busy loop for the GIL: a batch of three took ~15 ms through one, against ~2.5 ms of checks).
+
+Children are spawned (START_METHOD: never forked from a parent that runs threads, as Faust's consumer does),
+ignore Ctrl-C (the parent decides what an interrupt means), die with their parent, and stay alive across
+batches, so start-up (interpreter, imports, the NLP model: seconds with spaCy) is paid once per process.
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing
+import asyncio
+import contextlib
+import ctypes
 import logging
+import multiprocessing
 import os
-import queue
+import pickle
 import signal
+import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, Generic, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Generator, Generic, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import orjson
 
 from stream_guard.config.detector import DetectorConfig
-from stream_guard.errors import InternalError
-from stream_guard.engine.history import HistoryStore, MemoryHistory, SQLiteHistory
 from stream_guard.engine.budget import CpuBudget
-from stream_guard.engine.judging import Judged, dump_history, judge_payloads, load_history
+from stream_guard.engine.history import HistoryStore, MemoryHistory, SQLiteHistory
+from stream_guard.engine.judging import Judged, JudgedBatch, dump_history, failed_batch, judge_events, judge_payloads, \
+    load_history
 from stream_guard.engine.pipeline import Guard
+from stream_guard.errors import InternalError
+from stream_guard.logs import use_json_logs
 from stream_guard.text.words import normalize_question, question_hash
+from stream_guard.wire.events import parse_event
 
 T = TypeVar("T")
-
 log = logging.getLogger(__name__)
 
-# The quality score's latency part in replays: within budget (full marks), whatever this machine measures.
+# How judge processes start: the one place to choose. spawn is safe whatever the parent runs (Faust's consumer
+# thread, an event loop); forkserver would be too, and starts faster once its server is up.
+START_METHOD = "spawn"
+# How long a judge process may take to load its model and say ready.
+START_TIMEOUT_S = 300.0
+# The quality score's latency part in replays (check, backtest, calibrate): within budget, whatever this
+# machine measures, so no decision depends on how busy it is and any number of processes gives the same routing.
 REPLAY_QUALITY_LATENCY_MS = 0.0
 BATCH_SIZE = 16
-# Batches a process may have queued beyond the one it is judging: enough to never leave it idle.
-MAX_QUEUED_BATCHES = 3
 # Events read ahead of the oldest one not yet written out, per process (bounds the reorder buffer).
 WINDOW_PER_JOB = 256
-START_TIMEOUT_S = 300.0
 # A spawned judge costs a start-up (interpreter, imports, spaCy's model: about 1.5 s of CPU, the judging of
 # a few hundred events) before it judges anything, so a file gets one process per this many events.
 EVENTS_PER_PROCESS = 1000
 
+_WARMUP = {
+    "event_id": "warmup",
+    "question": "How long is the refund window?",
+    "context": ["Refunds are accepted within 14 days of purchase. Contact Dr. Ada Park at Acme Corp."],
+    "answer": "You can request a refund within 14 days of purchase.",
+}
+
 
 class JudgeProcessDied(InternalError):
-    """A judge process exited (killed, out of memory, a native crash) before it answered."""
+    """A judge process could not be started or replaced (it exited, or never said ready)."""
+
+
+class _Failed(Exception):
+    """A call whose process died (`stage` judge) or ran past its wall-clock limit (`timeout`); the process is
+    gone when this is raised."""
+
+    def __init__(self, reason: str, stage: str, cost_ms: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.stage, self.cost_ms = reason, stage, cost_ms
+
+
+# --- sizing ---------------------------------------------------------------------------------------------------
 
 
 def default_jobs() -> int:
@@ -116,229 +151,533 @@ def shard_key(payload: bytes) -> str | None:
     return question_hash(tenant.strip() or "default", question)
 
 
-class Shard:
-    """One Guard and the drift histories of the questions it judges."""
+def _event_id(payload: bytes) -> str | None:
+    """The event id of a payload the judge could not answer for, so that its error names it."""
+    value = json_object(payload) if isinstance(payload, bytes) else None
+    found = value.get("event_id", value.get("id")) if value is not None else None
+    return str(found) if isinstance(found, (str, int)) and not isinstance(found, bool) else None
 
-    def __init__(self, config: DetectorConfig, drift_db: str | None = None) -> None:
-        self.guard = Guard(config, quality_latency_ms=REPLAY_QUALITY_LATENCY_MS)
-        # The streaming judge's per-event CPU budget: an event over it is an error object, never a stall.
-        self.budget = CpuBudget(config.event_budget_ms)
-        self.store: HistoryStore = SQLiteHistory(drift_db) if drift_db else MemoryHistory()
+
+# --- one judge process ----------------------------------------------------------------------------------------
+
+
+def die_with_parent() -> None:
+    """In a child process (or as a subprocess's preexec_fn): on Linux, SIGTERM it when the thread that started
+    it dies, so a killed worker, test run or CLI never leaves a judge, broker or worker behind."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) process `pid` has used so far, from /proc; None where that is not there."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def warm_up(guard: Guard) -> float:
+    """Judge one event before taking traffic: loading spaCy and compiling patterns takes seconds, and a first
+    batch that slow would show as a latency spike."""
+    started = time.perf_counter()
+    guard.evaluate_batch([parse_event(_WARMUP)], {})
+    return time.perf_counter() - started
+
+
+# Called with the child's Guard before it says ready: a module-level function (it is pickled by reference).
+# For tests and benchmarks that need a judge that misbehaves on cue.
+Setup = Callable[[Guard], None]
+
+
+@dataclass(frozen=True)
+class Options:
+    """How each judge process is built: the one place its NLP model is loaded (Guard) and warmed."""
+
+    config: DetectorConfig
+    quality_latency_ms: float | None = None
+    setup: Setup | None = None
+    # None: leave the child's logging alone (its warnings go to stderr); "text" / "json": the worker's format,
+    # warnings and worse, on stdout as the worker's own lines are.
+    log_format: str | None = None
+
+
+def _child_main(conn: Connection, options: Options) -> None:
+    """A judge process: build the Guard, say ready, then answer one pickled batch at a time."""
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    if options.log_format == "json":
+        use_json_logs(logging.WARNING)
+    elif options.log_format is not None:
+        logging.basicConfig(level=logging.WARNING, stream=sys.stdout,
+                            format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s")
+    guard = Guard(options.config, quality_latency_ms=options.quality_latency_ms)
+    warm_up(guard)
+    if options.setup is not None:
+        options.setup(guard)
+    budget = CpuBudget(options.config.event_budget_ms)
+    conn.send_bytes(pickle.dumps(str(getattr(guard.detector, "ner_backend", "?"))))
+    while True:
+        try:
+            request = conn.recv_bytes()
+        except (EOFError, OSError):  # the parent closed the pipe or died: nothing left to do
+            return
+        payloads, histories, now_ms, claims = pickle.loads(request)
+        try:
+            result = judge_payloads(guard, payloads, histories, now_ms, claims, budget=budget)
+        except Exception as exc:  # judge_payloads guards each event; this is a bug around it
+            log.exception("judge process failed on a batch of %d", len(payloads))
+            result = failed_batch(len(payloads), f"{type(exc).__name__}: {exc}")
+        conn.send_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call: payloads, their questions' stored histories (bytes), the time, the keys they were read under."""
+
+    payloads: list[bytes]
+    histories: dict[str, bytes | None]
+    now_ms: int = 0
+    claims: list[str | None] | None = None
+
+
+class JudgeProcess:
+    """One spawned judge process and the parent's end of its pipe. Start it from the thread that will outlive
+    it: the process dies with its parent, and on Linux "parent" means the thread that started it."""
+
+    def __init__(self, options: Options) -> None:
+        ctx = multiprocessing.get_context(START_METHOD)
+        self.conn, theirs = ctx.Pipe(duplex=True)
+        self.process = ctx.Process(target=_child_main, args=(theirs, options), name="stream-guard-judge", daemon=True)
+        self.process.start()
+        theirs.close()
+        self.ner_backend: str | None = None  # set when it says ready
+        self.call_started: float | None = None  # monotonic, while a call is in flight
+        self.call_limit_s = 0.0
+        self._cpu_before: float | None = None
 
     @property
-    def ner_backend(self) -> str:
-        return str(self.guard.detector.ner_backend)
+    def pid(self) -> int | None:
+        return self.process.pid
 
-    def judge(self, payloads: Sequence[bytes], keys: Sequence[str | None]) -> list[Judged]:
-        histories = {key: dump_history(self.store.get(key)) for key in set(keys) if key}
+    def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> "JudgeProcess":
+        """Block until the process has loaded its model (seconds, with spaCy)."""
+        if not self.conn.poll(timeout_s):
+            self.close(0.0)
+            raise JudgeProcessDied(f"judge process not ready after {timeout_s:.0f}s")
         try:
-            batch = judge_payloads(self.guard, payloads, histories, budget=self.budget)
-        except Exception as exc:  # judge_payloads keeps each event's failure to itself; this is a bug around it
-            if len(payloads) > 1:
-                return [item for one, key in zip(payloads, keys) for item in self.judge([one], [key])]
-            log.exception("the judge failed outside its per-event guard")
-            return [Judged(error_stage="judge", error_field="$",
-                           error_reason=f"the judge failed: {type(exc).__name__}: {exc}")]
-        for key, raw in batch.histories.items():
-            self.store.put(key, load_history(raw), self.guard.config.window_size)
-        return batch.items
+            self.ner_backend = str(pickle.loads(self.conn.recv_bytes()))
+        except (EOFError, OSError):
+            raise JudgeProcessDied(f"judge process exited with code {self.process.exitcode} while starting") from None
+        return self
 
-    def close(self) -> None:
-        self.store.close()
+    def send(self, request: Request, limit_s: float) -> None:
+        """Start a call. A blocking write, but short: the process is idle, reading, whenever a call starts."""
+        self.call_started, self.call_limit_s = time.monotonic(), limit_s
+        self._cpu_before = cpu_seconds(self.process.pid) if self.process.pid else None
+        try:
+            self.conn.send_bytes(pickle.dumps((request.payloads, request.histories, request.now_ms, request.claims),
+                                              protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError:
+            raise self._died() from None
+
+    def receive(self) -> JudgedBatch:
+        """The call's answer (the pipe is readable: the process is writing it, or has died)."""
+        try:
+            result = pickle.loads(self.conn.recv_bytes())
+        except (EOFError, OSError):
+            raise self._died() from None
+        self.call_started = None
+        assert isinstance(result, JudgedBatch)
+        return result
+
+    def overdue(self, now: float) -> bool:
+        return self.call_started is not None and now - self.call_started > self.call_limit_s
+
+    def time_out(self) -> _Failed:
+        """Kill the process for running past its call's limit; the failure to report for its events."""
+        after = cpu_seconds(self.process.pid) if self.process.pid else None
+        before = self._cpu_before
+        cost_ms = (after - before) * 1000.0 if before is not None and after is not None else None
+        self.close(0.0)
+        return _Failed(f"timeout: no answer within {self.call_limit_s:.1f} s of wall-clock time"
+                       + (f" ({cost_ms:.0f} ms of CPU)" if cost_ms is not None else "")
+                       + "; the judge process was killed and replaced", "timeout", cost_ms)
+
+    def _died(self) -> _Failed:
+        self.close(0.0)
+        return _Failed(f"the judge process died on this event (exit code {self.process.exitcode})", "judge")
+
+    def close(self, grace_s: float = 5.0) -> None:
+        """Close the pipe (an idle process exits on it) and kill the process if it is still there after
+        `grace_s`."""
+        self.conn.close()
+        self.process.join(timeout=grace_s)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=5)
 
 
-def _child_main(index: int, config: DetectorConfig, drift_db: str | None, tasks: Any, results: Any) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    parent = os.getppid()
-    shard = Shard(config, drift_db)
-    results.put(("ready", index, shard.ner_backend))
-    started_cpu = time.process_time()
-    try:
-        while True:
-            try:
-                task = tasks.get(timeout=1.0)
-            except queue.Empty:
-                if os.getppid() != parent:  # orphaned: nobody will read what we judge
-                    return
-                continue
-            if task is None:
-                return
-            batch_id, payloads, keys = task
-            judged = shard.judge(payloads, keys)
-            results.put(("done", index, (batch_id, judged, time.process_time() - started_cpu)))
-    finally:
-        shard.close()
+# --- the death policy -------------------------------------------------------------------------------------------
+
+
+Outcome = JudgedBatch | _Failed
+
+
+def recovering(request: Request) -> Generator[Request, Outcome, JudgedBatch]:
+    """The one death policy, however a front-end waits for its calls: yields the calls to make and receives
+    their outcomes. First the batch; if its process failed, each event alone (on a fresh process), an event
+    that fails a process again becoming an error item with the failure's stage and reason."""
+    outcome = yield request
+    if isinstance(outcome, JudgedBatch):
+        return outcome
+    log.error("judge process failed on a batch of %d (%s); judging its events one at a time",
+              len(request.payloads), outcome.reason)
+    histories = dict(request.histories)
+    claims = request.claims if request.claims is not None else [None] * len(request.payloads)
+    items: list[Judged] = []
+    updated: dict[str, bytes] = {}
+    for payload, claim in zip(request.payloads, claims):
+        outcome = yield Request([payload], histories, request.now_ms, [claim] if request.claims is not None else None)
+        if isinstance(outcome, _Failed):
+            reason = outcome.reason if outcome.stage == "timeout" else "the judge process died on this event"
+            outcome = failed_batch(1, reason, stage=outcome.stage, cost_ms=outcome.cost_ms, event_id=_event_id(payload))
+        items.extend(outcome.items)
+        histories.update(outcome.histories)
+        updated.update(outcome.histories)
+    return JudgedBatch(items, updated)
+
+
+# --- the pool ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Busy:
+    """The call a judge is in: since when (monotonic), over how many events, with what wall-clock limit."""
+
+    since: float
+    events: int
+    limit_s: float
 
 
 @dataclass
-class _Batch(Generic[T]):
-    seqs: list[int]
-    payloads: list[bytes]
-    keys: list[str | None]
+class _Slot(Generic[T]):
+    """One child and what it is doing: the batch in flight (its tags, its keys) and its death-policy state."""
+
+    process: JudgeProcess | None
+    tags: list[tuple[int, T]] = field(default_factory=list)
+    keys: list[str | None] = field(default_factory=list)
+    policy: Generator[Request, Outcome, JudgedBatch] | None = None
 
 
-class Judges:
-    """`jobs` judges: this process alone for 1, else that many spawned processes.
+class Pool:
+    """`processes` judge processes (0: judge in this process) built from one Options.
 
-        with Judges(config, jobs=4) as judges:
-            for tag, judged in judges.judge((n, line) for n, line in numbered_lines):
+        with Pool(config, processes=4) as pool:
+            for tag, judged in pool.judge((n, line) for n, line in numbered_lines):
                 ...
-
-    `judge` yields (tag, Judged) in input order, one per payload.
     """
 
-    def __init__(self, config: DetectorConfig, jobs: int | None = None, drift_db: str | None = None,
-                 batch_size: int = BATCH_SIZE) -> None:
-        self.jobs = max(1, jobs or default_jobs())
+    def __init__(self, config: DetectorConfig, jobs: int | None = None, *, processes: int | None = None,
+                 drift_db: str | None = None, batch_size: int = BATCH_SIZE, setup: Setup | None = None,
+                 log_format: str | None = None,
+                 quality_latency_ms: float | None = REPLAY_QUALITY_LATENCY_MS) -> None:
+        """`jobs`: judges for the sync front-end (default one per core); one judges in this process. Or
+        `processes`: that many judge processes whatever the front-end (the worker asks for one)."""
+        self.config = config
+        self.options = Options(config, quality_latency_ms, setup, log_format)
+        self.budget = CpuBudget(config.event_budget_ms)
         self.batch_size = max(1, batch_size)
-        self._local: Shard | None = None
-        self._procs: list[Any] = []
-        self._tasks: list[Any] = []
-        self._results: Any = None
-        self._ready: dict[int, str] = {}
-        # CPU seconds each process has spent judging so far, as it last reported (is the split even?).
-        self.cpu_seconds = [0.0] * self.jobs
-        if self.jobs == 1:
-            self._local = Shard(config, drift_db)
-            return
-        ctx = multiprocessing.get_context("spawn")
-        self._results = ctx.Queue()
-        for index in range(self.jobs):
-            tasks = ctx.Queue()
-            proc = ctx.Process(target=_child_main, args=(index, config, drift_db, tasks, self._results),
-                               name=f"stream-guard-judge-{index}", daemon=True)
-            proc.start()
-            self._tasks.append(tasks)
-            self._procs.append(proc)
+        if processes is None:
+            jobs = max(1, jobs or default_jobs())
+            processes = 0 if jobs == 1 else jobs
+        self.processes = max(0, processes)
+        self.jobs = max(1, self.processes)
+        self.replaced = 0  # processes killed for running past a wall-clock limit, or found dead
+        self.busy: Busy | None = None
+        # Drift history of the sync front-end; the worker passes its own, from its table, with each batch.
+        self.store: HistoryStore = SQLiteHistory(drift_db) if drift_db else MemoryHistory()
+        self._local: Guard | None = None
+        self._slots: list[_Slot[Any]] = []
+        if self.processes == 0:
+            self._local = Guard(config, quality_latency_ms=quality_latency_ms)
+        else:
+            self._slots = [_Slot(JudgeProcess(self.options)) for _ in range(self.processes)]
 
-    def __enter__(self) -> "Judges":
+    def __enter__(self) -> "Pool":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
+    def children(self) -> list[JudgeProcess]:
+        return [slot.process for slot in self._slots if slot.process is not None]
+
+    @property
+    def pid(self) -> int | None:
+        """The first judge process's id (the worker's one, for its CPU and memory metrics); None meanwhile."""
+        children = self.children
+        return children[0].pid if children else None
+
+    @property
+    def cpu_seconds(self) -> list[float]:
+        """CPU seconds each judge process has used so far (is the split even?)."""
+        return [cpu_seconds(child.pid) or 0.0 for child in self.children if child.pid]
+
+    @property
     def ner_backend(self) -> str:
         if self._local is not None:
-            return self._local.ner_backend
-        return ", ".join(sorted(set(self._ready.values()))) or "?"
+            return str(self._local.detector.ner_backend)
+        return ", ".join(sorted({c.ner_backend for c in self.children if c.ner_backend})) or "?"
 
-    def wait_ready(self) -> "Judges":
-        """Block until every process has loaded its model (seconds with spaCy); optional, for benchmarks."""
-        while len(self._ready) < len(self._procs):
-            self._receive(START_TIMEOUT_S)
+    def wait_ready(self) -> "Pool":
+        """Block until every process has loaded its model (seconds with spaCy)."""
+        for child in self.children:
+            if child.ner_backend is None:
+                child.wait_ready()
         return self
 
+    def close(self) -> None:
+        for slot in self._slots:
+            if slot.process is not None:
+                slot.process.close(grace_s=5.0)
+                slot.process = None
+        self.store.close()
+
+    def _replace(self, slot: _Slot[Any]) -> JudgeProcess:
+        """A fresh process for a slot whose process failed (blocking: the sync front-end's)."""
+        self.replaced += 1
+        slot.process = JudgeProcess(self.options).wait_ready()
+        return slot.process
+
+    # --- the sync front-end: in input order, drift exact --------------------------------------------------------
+
     def judge(self, items: Iterable[tuple[T, bytes]]) -> Iterator[tuple[T, Judged]]:
+        """(tag, Judged) for every (tag, payload), in input order."""
         if self._local is not None:
             yield from self._judge_here(self._local, items)
         else:
-            yield from self._judge_spread(items)
+            yield from _Spread(self).run(items)
 
-    def _judge_here(self, shard: Shard, items: Iterable[tuple[T, bytes]]) -> Iterator[tuple[T, Judged]]:
+    def _judge_here(self, guard: Guard, items: Iterable[tuple[T, bytes]]) -> Iterator[tuple[T, Judged]]:
         tags: list[T] = []
         payloads: list[bytes] = []
         for tag, payload in items:
             tags.append(tag)
             payloads.append(payload)
             if len(payloads) >= self.batch_size:
-                yield from zip(tags, shard.judge(payloads, [shard_key(p) for p in payloads]))
+                yield from zip(tags, self._judge_local(guard, payloads))
                 tags, payloads = [], []
         if payloads:
-            yield from zip(tags, shard.judge(payloads, [shard_key(p) for p in payloads]))
+            yield from zip(tags, self._judge_local(guard, payloads))
 
-    def _judge_spread(self, items: Iterable[tuple[T, bytes]]) -> Iterator[tuple[T, Judged]]:
-        jobs = self.jobs
-        owner: dict[str, int] = {}
-        pending: list[_Batch[T]] = [_Batch([], [], []) for _ in range(jobs)]
-        self._in_flight = [0] * jobs
-        self._sent: dict[int, list[int]] = {}
-        self._done: dict[int, Judged] = {}
-        tags: dict[int, T] = {}
+    def _judge_local(self, guard: Guard, payloads: Sequence[bytes]) -> list[Judged]:
+        """In this process: histories stay lists (no bytes round trip), the CPU budget is enforced here."""
+        try:
+            items, updated = judge_events(guard, payloads, self.store.get, budget=self.budget)
+        except Exception as exc:  # judge_events keeps each event's failure to itself; this is a bug around it
+            if len(payloads) > 1:
+                return [item for one in payloads for item in self._judge_local(guard, [one])]
+            log.exception("the judge failed outside its per-event guard")
+            return [Judged(error_stage="judge", error_field="$",
+                           error_reason=f"the judge failed: {type(exc).__name__}: {exc}")]
+        for key, history in updated.items():
+            self.store.put(key, history, self.config.window_size)
+        return items
+
+    def request(self, payloads: Sequence[bytes], keys: Sequence[str | None]) -> Request:
+        """A call for the sync front-end: the stored histories of the batch's questions go with it."""
+        return Request(list(payloads), {key: dump_history(self.store.get(key)) for key in set(keys) if key})
+
+    def remember(self, batch: JudgedBatch) -> None:
+        for key, raw in batch.histories.items():
+            self.store.put(key, load_history(raw), self.config.window_size)
+
+    # --- the async front-end: the worker's, one batch at a time --------------------------------------------------
+
+    def stuck(self, now: float | None = None) -> str | None:
+        """Why the judge is not keeping up now, or None: it has been on one batch for longer than the batch's
+        wall-clock limit (an event hanging in native code: being killed, replaced and retried alone)."""
+        busy = self.busy
+        if busy is None:
+            return None
+        running = (now if now is not None else time.monotonic()) - busy.since
+        if running <= busy.limit_s:
+            return None
+        return (f"the judge has been on a batch of {busy.events} event(s) for {running:.1f} s, past the "
+                f"{busy.limit_s:.1f} s it may take ({self.config.event_budget_ms:g} ms of CPU per event); "
+                f"{self.replaced} judge process(es) replaced so far")
+
+    async def judge_batch(self, payloads: Sequence[bytes], histories: Mapping[str, bytes | None], now_ms: int,
+                          claimed_keys: Sequence[str | None] | None = None) -> JudgedBatch:
+        """One batch on the first process (see judging.judge_payloads for the arguments)."""
+        self.busy = Busy(time.monotonic(), len(payloads), self.budget.wall_limit_s(len(payloads)))
+        try:
+            policy = recovering(Request(list(payloads), dict(histories), now_ms,
+                                        list(claimed_keys) if claimed_keys is not None else None))
+            call = next(policy)
+            while True:
+                try:
+                    outcome: Outcome = await self._call_async(call)
+                except _Failed as failed:
+                    outcome = failed
+                try:
+                    call = policy.send(outcome)
+                except StopIteration as done:
+                    return done.value
+        finally:
+            self.busy = None
+
+    async def _call_async(self, request: Request) -> JudgedBatch:
+        slot = self._slots[0]
+        if slot.process is None:
+            self.replaced += 1
+            process = JudgeProcess(self.options)  # on the loop's thread: the process dies with this thread
+            slot.process = process
+            # Waited for from a thread: loading the model takes seconds, and the loop has acks to wait for.
+            await asyncio.get_running_loop().run_in_executor(None, process.wait_ready)
+        process = slot.process
+        if process.ner_backend is None:
+            await asyncio.get_running_loop().run_in_executor(None, process.wait_ready)
+        limit = self.budget.wall_limit_s(len(request.payloads))
+        try:
+            process.send(request, limit)
+        except _Failed:
+            slot.process = None
+            raise
+        loop = asyncio.get_running_loop()
+        readable = loop.create_future()
+        fd = process.conn.fileno()
+        loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
+        try:
+            await asyncio.wait_for(readable, limit)
+        except asyncio.TimeoutError:
+            slot.process = None
+            raise process.time_out() from None
+        except asyncio.CancelledError:
+            # Abandoned half way: its answer would be read as the next call's. The next call gets a new process.
+            slot.process = None
+            process.close(0.0)
+            raise
+        finally:
+            loop.remove_reader(fd)
+        try:
+            return process.receive()
+        except _Failed:
+            slot.process = None
+            raise
+
+
+class _Spread(Generic[T]):
+    """The sync front-end over several processes: batches per process with question affinity, at most one in
+    flight per process (so the histories it takes along are current), outputs reordered to input order."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.slots: list[_Slot[T]] = pool._slots  # type: ignore[assignment]
+        self.owner: dict[str, int] = {}
+        self.pending: list[tuple[list[tuple[int, T]], list[bytes], list[str | None]]] = [
+            ([], [], []) for _ in self.slots]
+        self.done: dict[int, tuple[T, Judged]] = {}
+
+    def run(self, items: Iterable[tuple[T, bytes]]) -> Iterator[tuple[T, Judged]]:
         seq = next_out = 0
-        window = WINDOW_PER_JOB * jobs
-
-        def ready() -> Iterator[tuple[T, Judged]]:
-            nonlocal next_out
-            while next_out in self._done:
-                yield tags.pop(next_out), self._done.pop(next_out)
-                next_out += 1
-
+        window = WINDOW_PER_JOB * len(self.slots)
         for tag, payload in items:
             key = shard_key(payload)
-            shard = owner.get(key) if key is not None else None
-            if shard is None:
-                shard = min(range(jobs), key=lambda i: self._in_flight[i] + len(pending[i].seqs))
+            index = self.owner.get(key) if key is not None else None
+            if index is None:
+                index = min(range(len(self.slots)), key=self._load)
                 if key is not None:
-                    owner[key] = shard
-            batch = pending[shard]
-            batch.seqs.append(seq)
-            batch.payloads.append(payload)
-            batch.keys.append(key)
-            tags[seq] = tag
+                    self.owner[key] = index
+            tags, payloads, keys = self.pending[index]
+            tags.append((seq, tag))
+            payloads.append(payload)
+            keys.append(key)
             seq += 1
-            if len(batch.seqs) >= self.batch_size:
-                while self._in_flight[shard] >= self.batch_size * (MAX_QUEUED_BATCHES + 1):
+            if len(payloads) >= self.pool.batch_size:
+                while self.slots[index].policy is not None:
                     self._receive()
-                pending[shard] = self._send(shard, batch)
-            if seq - next_out >= window:
-                # The oldest event may sit in a batch not sent yet: send everything before waiting on it.
-                pending = [self._send(i, b) if b.seqs else b for i, b in enumerate(pending)]
-                while seq - next_out >= window:
-                    self._receive()
-                    yield from ready()
-            yield from ready()
-        pending = [self._send(i, b) if b.seqs else b for i, b in enumerate(pending)]
+                self._start(index)
+            while seq - next_out >= window:
+                self._flush()  # the oldest event may wait in a batch not sent yet
+                self._receive()
+                next_out = yield from self._ready(next_out)
+            next_out = yield from self._ready(next_out)
         while next_out < seq:
-            self._receive()
-            yield from ready()
+            self._flush()
+            if any(slot.policy is not None for slot in self.slots):
+                self._receive()
+            next_out = yield from self._ready(next_out)
 
-    def _send(self, shard: int, batch: _Batch[T]) -> _Batch[T]:
-        batch_id = batch.seqs[0]
-        self._sent[batch_id] = batch.seqs
-        self._in_flight[shard] += len(batch.seqs)
-        self._tasks[shard].put((batch_id, batch.payloads, batch.keys))
-        return _Batch([], [], [])
+    def _load(self, index: int) -> int:
+        slot = self.slots[index]
+        return len(slot.tags) + len(self.pending[index][1])
 
-    def _receive(self, timeout: float | None = None) -> None:
-        """Wait for one message from any process; raise if one of them died meanwhile."""
-        waited = 0.0
-        while True:
-            try:
-                kind, index, body = self._results.get(timeout=0.5)
-                break
-            except queue.Empty:
-                waited += 0.5
-                for i, proc in enumerate(self._procs):
-                    if not proc.is_alive():
-                        raise JudgeProcessDied(f"judge process {i} exited with code {proc.exitcode}") from None
-                if timeout is not None and waited >= timeout:
-                    raise JudgeProcessDied(f"no judge process answered within {timeout:.0f}s") from None
-        if kind == "ready":
-            self._ready[index] = body
+    def _ready(self, next_out: int) -> Generator[tuple[T, Judged], None, int]:
+        while next_out in self.done:
+            yield self.done.pop(next_out)
+            next_out += 1
+        return next_out
+
+    def _flush(self) -> None:
+        """Send every pending batch whose process is free."""
+        for index, (_, payloads, _) in enumerate(self.pending):
+            if payloads and self.slots[index].policy is None:
+                self._start(index)
+
+    def _start(self, index: int) -> None:
+        tags, payloads, keys = self.pending[index]
+        self.pending[index] = ([], [], [])
+        slot = self.slots[index]
+        slot.tags, slot.keys = tags, keys
+        slot.policy = recovering(self.pool.request(payloads, keys))
+        self._call(slot, next(slot.policy))
+
+    def _call(self, slot: _Slot[T], request: Request) -> None:
+        process = slot.process if slot.process is not None else self.pool._replace(slot)
+        if process.ner_backend is None:
+            process.wait_ready()
+        try:
+            process.send(request, self.pool.budget.wall_limit_s(len(request.payloads)))
+        except _Failed as failed:
+            slot.process = None
+            self._advance(slot, failed)
+
+    def _receive(self) -> None:
+        """Wait for one process to answer (or to die, or to run past its limit) and move its batch on."""
+        busy = [slot for slot in self.slots if slot.policy is not None and slot.process is not None]
+        if not busy:
             return
-        batch_id, judged, self.cpu_seconds[index] = body
-        seqs = self._sent.pop(batch_id)
-        self._in_flight[index] -= len(seqs)
-        self._done.update(zip(seqs, judged))
+        now = time.monotonic()
+        deadline = min(slot.process.call_started + slot.process.call_limit_s for slot in busy  # type: ignore[union-attr]
+                       if slot.process.call_started is not None)  # type: ignore[union-attr]
+        ready = wait([slot.process.conn for slot in busy], timeout=max(0.0, deadline - now))  # type: ignore[union-attr]
+        for slot in busy:
+            process = slot.process
+            assert process is not None
+            if process.conn in ready:
+                try:
+                    outcome: Outcome = process.receive()
+                except _Failed as failed:
+                    slot.process, outcome = None, failed
+                self._advance(slot, outcome)
+            elif process.overdue(time.monotonic()):
+                slot.process = None
+                self._advance(slot, process.time_out())
 
-    def close(self) -> None:
-        if self._local is not None:
-            self._local.close()
-            self._local = None
-        for tasks, proc in zip(self._tasks, self._procs):
-            tasks.cancel_join_thread()  # never block an exit on a queue nobody reads any more
-            if proc.is_alive():
-                tasks.put(None)  # an idle process exits on it; one still judging is stopped below
-        for proc in self._procs:
-            proc.join(timeout=2)
-            if proc.is_alive():
-                proc.terminate()
-                proc.join(timeout=10)
-            if proc.is_alive():  # pragma: no cover - ignored SIGTERM
-                proc.kill()
-                proc.join(timeout=5)
-        for q in [*self._tasks, *([self._results] if self._results is not None else [])]:
-            q.cancel_join_thread()
-            q.close()
-        self._procs, self._tasks, self._results = [], [], None
+    def _advance(self, slot: _Slot[T], outcome: Outcome) -> None:
+        assert slot.policy is not None
+        try:
+            request = slot.policy.send(outcome)
+        except StopIteration as finished:
+            batch: JudgedBatch = finished.value
+            self.pool.remember(batch)
+            for (seq, tag), judged in zip(slot.tags, batch.items):
+                self.done[seq] = (tag, judged)
+            slot.policy, slot.tags, slot.keys = None, [], []
+            return
+        self._call(slot, request)

@@ -23,7 +23,7 @@ import orjson
 
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.judging import Judged
-from stream_guard.engine.pool import JudgeProcessDied, Judges
+from stream_guard.engine.pool import JudgeProcessDied, Pool
 from stream_guard.ops.evaluation import LabelledDecision, decision_metrics
 from stream_guard.ops.sources import Decision, Position, decision_of
 
@@ -226,7 +226,7 @@ def run_backtest(config: DetectorConfig, inputs: Iterable[tuple[Position, bytes]
     judged so far, marked partial."""
     backtest = Backtest(labels=labels, live=live)
     outcome = Outcome(backtest)
-    judges = Judges(config, jobs=jobs)
+    judges = Pool(config, jobs=jobs)
     try:
         judges.wait_ready()
         if progress is not None:

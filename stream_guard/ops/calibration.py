@@ -43,7 +43,7 @@ from stream_guard.errors import ConfigurationError
 from stream_guard.ops.evaluation import LabelledDecision, roc_auc
 from stream_guard.wire.events import EventError, parse_event
 from stream_guard.wire.labels import load_labels
-from stream_guard.engine.pool import Judges
+from stream_guard.engine.pool import Pool
 from stream_guard.config.score_model import ScoreModel, shipped_model_path
 from stream_guard.scoring.score_model import Observation
 from stream_guard.text.words import normalize_question
@@ -163,7 +163,7 @@ def observe(config: DetectorConfig, rows: Sequence[Labelled], jobs: int | None) 
     # The highest threshold a config may hold: a noisy-OR of probabilities below 1 never reaches it.
     never_flag = config.with_overrides(flag_threshold=1.0)
     examples: list[Example | None] = [None] * len(rows)
-    with Judges(never_flag, jobs=jobs) as judges:
+    with Pool(never_flag, jobs=jobs) as judges:
         backend = judges.wait_ready().ner_backend
         for i, judged in judges.judge((i, row.payload) for i, row in enumerate(rows)):
             row = rows[i]

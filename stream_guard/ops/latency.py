@@ -97,10 +97,6 @@ class Histogram:
         return LatencyStats(self.count, p50, p95, p99, round(self.max_ms, 3), round(self.sum_ms / self.count, 3))
 
 
-def _qname(q: float) -> str:
-    return "p" + f"{q * 100:g}".replace(".", "_")
-
-
 def merged(histograms: Iterable[Histogram]) -> Histogram:
     out = Histogram()
     for h in histograms:

@@ -153,10 +153,6 @@ class Inspection:
         return self.context_text.lower()
 
     @cached_property
-    def answer_lower(self) -> str:
-        return self.answer.lower()
-
-    @cached_property
     def answer_sentences(self) -> list[str]:
         return split_sentences(self.answer)
 

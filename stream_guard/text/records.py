@@ -340,10 +340,6 @@ def read_record(text: str) -> Record | None:
     return record if record.fields else None
 
 
-def is_structured(text: str) -> bool:
-    return read_record(text) is not None
-
-
 # ── claims against fields ─────────────────────────────────────────────────────────────────────────────
 
 # Key words that name a record's shape rather than a property ("RestaurantsGoodForGroups" is about groups).

@@ -74,13 +74,5 @@ def output_headers(schema: str, version: int, event_id: str | None = None,
     return out
 
 
-def header_map(headers: Iterable[Header]) -> dict[str, bytes]:
-    """Headers by name, the first of each name (for reading; duplicates are allowed on the wire)."""
-    out: dict[str, bytes] = {}
-    for name, value in headers:
-        out.setdefault(name, value)
-    return out
-
-
 def alert_headers(alert: Alert, trace: Sequence[Header] = ()) -> list[Header]:
     return output_headers("alert", ALERT_VERSION, alert.event_id, trace)

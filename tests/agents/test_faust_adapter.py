@@ -58,3 +58,75 @@ def test_no_builtin_faust_view_is_served() -> None:
     app = GuardApp("t-web", broker="kafka://127.0.0.1:9")
     web = app.web
     assert web.blueprints._enabled == []  # no /table, /router, /stats, /graph, / of Faust's
+
+
+# --- the upgrade guard: every private name the adapter uses, and the version check --------------------------------
+
+import inspect  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from contextvars import ContextVar  # noqa: E402
+
+import aiokafka  # noqa: E402
+import faust  # noqa: E402
+import faust.streams  # noqa: E402
+from faust.stores.rocksdb import Store as RocksDBStore  # noqa: E402
+from faust.tables.base import Collection  # noqa: E402
+from faust.transport.drivers import aiokafka as faust_aiokafka  # noqa: E402
+from faust.web import drivers as web_drivers  # noqa: E402
+
+from stream_guard.agents.faust_adapter import SUPPORTED_FAUST, UnsupportedFaust, check_faust_version  # noqa: E402
+
+REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
+
+
+def _parameters(function: object) -> list[str]:
+    return list(inspect.signature(function).parameters)  # type: ignore[arg-type]
+
+
+def test_the_private_api_the_adapter_overrides_is_still_there() -> None:
+    """Each name below is used by agents/faust_adapter.py; a release that renames or reshapes one fails here."""
+    assert isinstance(faust.streams._current_event, ContextVar)
+    thread = faust_aiokafka.AIOKafkaConsumerThread
+    assert _parameters(thread._create_worker_consumer) == ["self", "transport"]
+    assert _parameters(thread._commit) == ["self", "offsets"]
+    assert _parameters(thread._highwaters) == ["self", "partitions"]
+    # The hard-coded wait the consumer thread's override replaces.
+    assert "fetch_max_wait_ms=1500" in inspect.getsource(thread._create_worker_consumer)
+    assert "_fetch_max_wait_ms" in inspect.getsource(aiokafka.AIOKafkaConsumer.__init__)
+    assert _parameters(faust_aiokafka.Consumer._new_consumer_thread) == ["self"]
+    assert _parameters(faust_aiokafka.Consumer.ack) == ["self", "message"]
+    assert faust_aiokafka.Transport.Consumer is faust_aiokafka.Consumer
+    assert callable(faust_aiokafka.server_list) and callable(faust_aiokafka.credentials_to_aiokafka_auth)
+    assert _parameters(faust.App._on_agent_error) == ["self", "agent", "exc"]
+    assert _parameters(faust.App._new_transport) == ["self"] and _parameters(faust.App._new_web) == ["self"]
+    web = web_drivers.by_url("aiohttp://")
+    for name in ("default_blueprints", "production_blueprints", "debug_blueprints", "optional_blueprints"):
+        assert hasattr(web, name), name
+    assert "_dbs" in inspect.getsource(RocksDBStore.__init__)
+    assert _parameters(RocksDBStore._visible_items) == ["self", "db"]
+    assert _parameters(Collection.send_changelog)[:4] == ["self", "partition", "key", "value"]
+
+
+def test_the_installed_release_is_the_supported_one() -> None:
+    assert check_faust_version() in SUPPORTED_FAUST
+
+
+def test_another_release_is_refused_naming_both_versions() -> None:
+    with pytest.raises(UnsupportedFaust) as refused:
+        check_faust_version("0.16.0")
+    assert refused.value.exit_code == 2
+    assert "faust-streaming 0.16.0 is installed" in str(refused.value) and SUPPORTED_FAUST[-1] in str(refused.value)
+
+
+def test_a_worker_on_another_release_exits_2_before_it_connects() -> None:
+    script = ("import importlib.metadata as m, sys; real = m.version; "
+              "m.version = lambda name: '0.16.0' if name == 'faust-streaming' else real(name); "
+              "from stream_guard.agents.cli import run; sys.exit(run('worker', sys.argv[1:]))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAM_GUARD_")}
+    done = subprocess.run([sys.executable, "-c", script, "--broker", "127.0.0.1:9", "--without-web"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "faust-streaming 0.16.0 is installed" in done.stderr and "0.15.3" in done.stderr
+    assert "Traceback" not in done.stderr

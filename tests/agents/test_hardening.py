@@ -114,12 +114,12 @@ def test_the_web_port_serves_only_the_service_pages(backlog: Any) -> None:
 
 MISBEHAVING_WORKER = f"""
 import functools, sys
-sys.path.insert(0, {str(REPO / "tests" / "agents")!r})
+sys.path.insert(0, {str(REPO / "tests" / "support")!r})
 from judge_hooks import misbehave
 from stream_guard.agents import worker
 from stream_guard.agents.cli import run
 
-worker.Judge = functools.partial(worker.Judge, setup=misbehave)
+worker.Pool = functools.partial(worker.Pool, setup=misbehave)
 sys.exit(run(sys.argv[1], sys.argv[2:]))
 """
 

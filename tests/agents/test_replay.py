@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from stream_guard.config.load import build_config
-from stream_guard.engine.pool import Judges
+from stream_guard.engine.pool import Pool
 from streamkit import REPO, Names, new_worker, produce, wait_for
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(300)]
@@ -96,7 +96,7 @@ def test_a_time_range_is_cut_by_record_timestamps(names: Names, tmp_path: Path) 
 def expected_changes(lines: list[bytes], candidate: str) -> dict[str, str]:
     """event_id -> difference kind between the default and the candidate configuration, judged offline."""
     def decisions(config: Any) -> dict[str, tuple[str, bool]]:
-        with Judges(config, jobs=1) as judges:
+        with Pool(config, jobs=1) as judges:
             out = {}
             for _, judged in judges.judge(enumerate(lines)):
                 v = orjson.loads(judged.verdict)

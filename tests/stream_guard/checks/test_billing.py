@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from stream_guard.checks.billing import billing_cycles, find_billing_contradictions
+from stream_guard.checks.alignment import ContradictionView
+from stream_guard.checks.billing import analyze_billing, billing_cycles
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import Finding
 
 
 def billing(context: str | list[str], answer: str) -> list[Finding]:
-    return find_billing_contradictions(Inspection.build("", context, answer))
+    return analyze_billing(ContradictionView(Inspection.build("", context, answer)))
 
 
 def test_monthly_answer_against_annual_billing() -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from stream_guard.checks.dates import dates_agree, extract_dates, find_date_contradictions
+from stream_guard.checks.alignment import ContradictionView
+from stream_guard.checks.dates import analyze_dates, dates_agree, extract_dates
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import Finding
 
 
 def dates(context: str | list[str], answer: str) -> list[Finding]:
-    return find_date_contradictions(Inspection.build("", context, answer))
+    return analyze_dates(ContradictionView(Inspection.build("", context, answer)))
 
 
 def values(findings: list[Finding]) -> list[tuple[str | None, str | None, str | None]]:
@@ -84,11 +85,10 @@ def test_partial_dates_agree_when_they_share_no_part() -> None:
 
 def sale_contradiction(question, answer):
     """The one date contradiction of `answer` against a sale that runs June 1 to June 30, 2024."""
-    from stream_guard.checks.dates import find_date_contradictions
     from stream_guard.text.inspection import Inspection
 
     inspection = Inspection.build(question, ["The summer sale runs from June 1, 2024 to June 30, 2024."], answer)
-    (finding,) = find_date_contradictions(inspection)
+    (finding,) = analyze_dates(ContradictionView(inspection))
     return finding
 
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from stream_guard.checks.negation import find_negation_contradictions, polarity
+from stream_guard.checks.alignment import ContradictionView
+from stream_guard.checks.negation import analyze_negation, polarity
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import Finding
 from stream_guard.text.words import stem
 
 
 def flips(context: str | list[str], answer: str) -> list[Finding]:
-    return find_negation_contradictions(Inspection.build("", context, answer))
+    return analyze_negation(ContradictionView(Inspection.build("", context, answer)))
 
 
 def test_cannot_be_cancelled_vs_can_cancel() -> None:

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from stream_guard.checks.alignment import ContradictionView
-from stream_guard.checks.numeric import (
-    analyze_numeric,
-    find_numeric_contradictions,
-    find_swapped_value_contradictions,
-)
+from stream_guard.checks.numeric import analyze_numeric
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import Finding, FindingType
 
 
 def numeric(context: str | list[str], answer: str) -> list[Finding]:
-    return find_numeric_contradictions(Inspection.build("", context, answer))
+    return list(analyze_numeric(ContradictionView(Inspection.build("", context, answer))).findings)
 
 
 def values(findings: list[Finding]) -> list[tuple[str | None, str | None, str | None]]:
@@ -68,7 +64,7 @@ def test_1200_users_restates_1_200_users() -> None:
 def test_swapped_values_between_plans() -> None:
     findings = numeric("Basic costs $10, Pro costs $20.", "Pro costs $10.")
     assert values(findings) == [("swapped_value", "$10", "$20")]
-    assert find_swapped_value_contradictions(Inspection.build("", "Basic costs $10, Pro costs $20.", "Pro costs $10."))
+    assert [f for f in numeric("Basic costs $10, Pro costs $20.", "Pro costs $10.") if f.kind == "swapped_value"]
 
 
 def test_values_given_to_the_right_plans_are_not_swapped() -> None:
@@ -141,7 +137,7 @@ def test_chunk_id_names_the_source_chunk() -> None:
         Chunk(id="faq", text="Shipping is free."),
         Chunk(id="policy", text="Returns are accepted within 14 days."),
     ]
-    (finding,) = find_numeric_contradictions(Inspection.build("", chunks, "Returns are accepted within 30 days."))
+    (finding,) = numeric(chunks, "Returns are accepted within 30 days.")
     assert finding.chunk_id == "policy"
 
 

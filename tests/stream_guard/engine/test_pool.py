@@ -11,7 +11,7 @@ import pytest
 from stream_guard.config.load import build_config
 from stream_guard.wire.events import parse_event
 from stream_guard.engine import pool as parallel
-from stream_guard.engine.pool import Judges, shard_key
+from stream_guard.engine.pool import Pool, shard_key
 from stream_guard.text.words import question_hash
 
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "ragtruth_dev.jsonl"
@@ -52,7 +52,7 @@ def drift_events() -> list[bytes]:
 
 def judge_all(lines: list[bytes], jobs: int, batch_size: int = 16) -> list[tuple[int, Any]]:
     config = build_config(None, None, "regex")
-    with Judges(config, jobs=jobs, batch_size=batch_size) as judges:
+    with Pool(config, jobs=jobs, batch_size=batch_size) as judges:
         return list(judges.judge(enumerate(lines)))
 
 

@@ -182,9 +182,10 @@ def test_a_record_key_names_an_entity_even_when_its_value_is_null():
 
 
 def test_negation_leaves_a_records_yes_no_fields_to_field_conflicts():
-    from stream_guard.checks.negation import find_negation_contradictions
+    from stream_guard.checks.alignment import ContradictionView
+    from stream_guard.checks.negation import analyze_negation
 
     record_json = orjson.dumps({"name": "Harbor Grill", "address": "12 State Street",
                                 "attributes": {"BusinessParking": {"lot": True, "street": False}}}).decode()
     inspection = Inspection.build("", [record_json], "Parking is available in a lot but not on the street.")
-    assert find_negation_contradictions(inspection) == []
+    assert analyze_negation(ContradictionView(inspection)) == []

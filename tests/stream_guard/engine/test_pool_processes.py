@@ -1,4 +1,5 @@
-"""The judge process: same results as judging in place, and it survives being killed or abandoned mid-call."""
+"""The pool's judge processes through the worker's front-end: same results as judging in place, and a process
+that is killed, abandoned mid-call, over budget or stuck in native code is handled by the one death policy."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, Iterator
 import orjson
 import pytest
 
-from stream_guard.agents.judge import Judge
+from stream_guard.engine.pool import Pool
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.judging import judge_payloads
 from stream_guard.engine.pipeline import Guard
@@ -25,16 +26,21 @@ def payload(event_id: str, days: int) -> bytes:
                          "answer": f"Refunds are accepted within {days} days of purchase."})
 
 
+def Judge(config: DetectorConfig, **options: Any) -> Pool:
+    """One judge process, as the worker runs it (agents/worker.py)."""
+    return Pool(config, processes=1, quality_latency_ms=None, **options).wait_ready()
+
+
 @pytest.fixture(scope="module")
-def judge() -> Iterator[Judge]:
+def judge() -> Iterator[Pool]:
     judge = Judge(CONFIG)
     yield judge
     judge.close()
 
 
-def test_the_process_judges_as_the_core_does_in_place(judge: Judge) -> None:
+def test_the_process_judges_as_the_core_does_in_place(judge: Pool) -> None:
     payloads = [payload("a", 14), payload("b", 30), b"{bad"]
-    remote = asyncio.run(judge.judge(payloads, {}, 7))
+    remote = asyncio.run(judge.judge_batch(payloads, {}, 7))
     local = judge_payloads(Guard(CONFIG), payloads, {}, 7)
     assert [(i.event_id, i.routing, i.error_stage) for i in remote.items] == \
         [(i.event_id, i.routing, i.error_stage) for i in local.items]
@@ -42,29 +48,28 @@ def test_the_process_judges_as_the_core_does_in_place(judge: Judge) -> None:
     assert judge.ner_backend == "regex"
 
 
-def test_a_killed_process_is_replaced_and_the_batch_still_judged(judge: Judge) -> None:
-    asyncio.run(judge.judge([payload("warm", 14)], {}, 0))
-    assert judge._process is not None
-    os.kill(judge._process._proc.pid, signal.SIGKILL)
-    judge._process._proc.join(10)
-    result = asyncio.run(judge.judge([payload("c", 14), payload("d", 30)], {}, 0))
+def test_a_killed_process_is_replaced_and_the_batch_still_judged(judge: Pool) -> None:
+    asyncio.run(judge.judge_batch([payload("warm", 14)], {}, 0))
+    assert judge.children
+    os.kill(judge.children[0].process.pid, signal.SIGKILL)
+    judge.children[0].process.join(10)
+    result = asyncio.run(judge.judge_batch([payload("c", 14), payload("d", 30)], {}, 0))
     assert [(i.event_id, i.ok) for i in result.items] == [("c", True), ("d", True)]
     # The replacement outlives the thread pool that waited for it to load.
-    replacement = judge._process
-    assert replacement is not None
-    replacement._proc.join(1.0)
-    assert replacement._proc.is_alive()
+    [replacement] = judge.children
+    replacement.process.join(1.0)
+    assert replacement.process.is_alive()
 
 
-def test_an_abandoned_call_does_not_hand_its_answer_to_the_next_one(judge: Judge) -> None:
+def test_an_abandoned_call_does_not_hand_its_answer_to_the_next_one(judge: Pool) -> None:
     async def abandon_then_ask() -> list[str | None]:
-        slow = asyncio.ensure_future(judge.judge([payload(f"old-{i}", 30) for i in range(2000)], {}, 0))
+        slow = asyncio.ensure_future(judge.judge_batch([payload(f"old-{i}", 30) for i in range(2000)], {}, 0))
         await asyncio.sleep(0.05)  # the process is busy with the batch now
         assert not slow.done()
         slow.cancel()
         with pytest.raises(asyncio.CancelledError):
             await slow
-        result = await judge.judge([payload("new", 14)], {}, 0)
+        result = await judge.judge_batch([payload("new", 14)], {}, 0)
         return [item.event_id for item in result.items]
 
     assert asyncio.run(abandon_then_ask()) == ["new"]
@@ -75,7 +80,7 @@ def test_an_event_over_its_cpu_budget_is_stopped_and_its_batch_mates_judged() ->
 
     judge = Judge(DetectorConfig(ner="regex", log_flagged=False, event_budget_ms=50), setup=misbehave)
     try:
-        result = asyncio.run(judge.judge([payload("a", 14), payload("spin-1", 14), payload("b", 30)], {}, 0))
+        result = asyncio.run(judge.judge_batch([payload("a", 14), payload("spin-1", 14), payload("b", 30)], {}, 0))
     finally:
         judge.close()
     assert [(i.event_id, i.ok, i.error_stage) for i in result.items] == \
@@ -94,7 +99,7 @@ def test_an_event_stuck_in_native_code_is_killed_replaced_and_reported_stuck_mea
     reasons: list[str] = []
 
     async def judge_and_watch() -> Any:
-        call = asyncio.ensure_future(judge.judge([payload("c", 14), payload("hang-1", 14), payload("d", 30)], {}, 0))
+        call = asyncio.ensure_future(judge.judge_batch([payload("c", 14), payload("hang-1", 14), payload("d", 30)], {}, 0))
         while not call.done():
             reason = judge.stuck()
             if reason:
@@ -115,3 +120,30 @@ def test_an_event_stuck_in_native_code_is_killed_replaced_and_reported_stuck_mea
     assert judge.replaced >= 2  # the batch's process, then the one the hanging event had to itself
     # Health saw it: past the batch's wall-clock limit, with the reason.
     assert reasons and "past the" in reasons[0] and f"{limit_s:.1f} s" in reasons[0]
+
+
+@pytest.mark.parametrize("bad, stage, reason", [("crash-1", "judge", "the judge process died on this event"),
+                                                ("hang-1", "timeout", "killed and replaced")])
+def test_a_process_that_dies_or_hangs_is_handled_alike_by_check_jobs_and_the_worker(
+        bad: str, stage: str, reason: str) -> None:
+    """The one death policy: the process is replaced, its batch judged again one event at a time, and only the
+    event that kills or hangs a process fails, the same way through either front-end."""
+    from judge_hooks import misbehave
+
+    config = DetectorConfig(ner="regex", log_flagged=False, event_budget_ms=50)
+    payloads = [payload("a", 14), payload(bad, 14), payload("b", 30)]
+
+    def outcome(items: Any) -> list[tuple[str | None, bool, str | None]]:
+        return [(i.event_id, i.ok, i.error_stage) for i in items]
+
+    with Pool(config, jobs=2, setup=misbehave) as pool:  # check --jobs 2
+        spread = [judged for _, judged in pool.judge(enumerate(payloads))]
+        assert pool.replaced >= 1
+    worker = Judge(config, setup=misbehave)
+    try:
+        streamed = asyncio.run(worker.judge_batch(payloads, {}, 0)).items
+        assert worker.replaced >= 1
+    finally:
+        worker.close()
+    assert outcome(spread) == outcome(streamed) == [("a", True, None), (bad, False, stage), ("b", True, None)]
+    assert reason in (spread[1].error_reason or "") and reason in (streamed[1].error_reason or "")
