@@ -72,7 +72,7 @@ from stream_guard.ops.latency import LatencyRegistry, e2e_origin
 from stream_guard.config.monitor import MonitorSettings
 from stream_guard.engine.pipeline import qualified_name
 from stream_guard.config.stream import StreamSettings
-from stream_guard.text.words import looks_like_question_hash, question_hash
+from stream_guard.text.questions import looks_like_question_hash, question_hash
 from stream_guard.wire.verdict import VERDICT_VERSION
 
 if TYPE_CHECKING:

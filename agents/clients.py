@@ -14,7 +14,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 
 DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 

@@ -49,7 +49,7 @@ from stream_guard.text.ner import SPACY_AVAILABLE as _SPACY_INSTALLED
 from stream_guard.text.ner import make_recognizer as _make_recognizer
 from stream_guard.wire.report import Finding, FindingType
 from stream_guard.wire.report import HallucinationReport as _NativeReport
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 
 __all__ = [
     "SPACY_AVAILABLE",

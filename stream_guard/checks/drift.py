@@ -22,7 +22,7 @@ from stream_guard.text.fingerprint import Features, features, features_distance,
 from stream_guard.text.fingerprint import Fingerprint
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import CheckResult
-from stream_guard.text.words import normalize_question
+from stream_guard.text.questions import normalize_question
 
 
 def _medoid_index(window: Sequence[object], pairwise: list[list[float]]) -> int:

@@ -9,7 +9,7 @@ scorer combines those as features.
 
 Paraphrase is read as the numeric check reads it: quantities are compared as values
 (`quantities.extract_quantities`: "three weeks" is "21 days", "1,200" is "1200"), and the words of an
-agreeing quantity count as grounded. Against a structured chunk (`structured.py`) a claim is also
+agreeing quantity count as grounded. Against a structured chunk (text/records.py, checks/record_claims.py) a claim is also
 checked field by field: "offers outdoor seating" against `"OutdoorSeating": false`, "open until 10 pm"
 against `"Friday": "16:0-21:0"`.
 """
@@ -29,7 +29,7 @@ from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.inspection import CHUNK_CACHE_SIZE, Inspection
 from stream_guard.text.quantities import Quantity, comparable, extract_quantities, may_contain_quantity, values_agree
 from stream_guard.wire.report import CheckResult, Finding, FindingType
-from stream_guard.text.records import (
+from stream_guard.checks.record_claims import (
     FieldConflict,
     day_conflicts,
     field_conflicts,
@@ -102,7 +102,7 @@ class ClaimGrounding:
     field_conflicts: tuple[FieldConflict, ...] = ()
     wrong_times: tuple[int, ...] = ()
     wrong_days: tuple[str, ...] = ()
-    # Amenities the claim names that the record has no field for (structured.unstated_fields).
+    # Amenities the claim names that the record has no field for (record_claims.unstated_fields).
     unstated: tuple[str, ...] = ()
 
 

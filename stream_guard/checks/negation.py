@@ -254,7 +254,7 @@ def analyze_negation(view: ContradictionView) -> list[Finding]:
         if not overlaps or not answer.stems:
             continue
         fields = view.inspection.field_sentence_ids
-        if fields:  # a record's yes-no fields are compared with claims by structured.field_conflicts
+        if fields:  # a record's yes-no fields are compared with claims by record_claims.field_conflicts
             overlaps = {c: shared for c, shared in overlaps.items() if c not in fields}
             if not overlaps:
                 continue

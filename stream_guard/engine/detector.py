@@ -33,7 +33,7 @@ from stream_guard.scoring.hallucination import (
     model_for,
     signal_probabilities,
 )
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 
 log = logging.getLogger("stream_guard.detector")
 

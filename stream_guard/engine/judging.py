@@ -30,7 +30,7 @@ from stream_guard.engine.budget import CpuBudget, OverBudget
 from stream_guard.wire.events import AnswerEvent, EventError, decode_event
 from stream_guard.text.fingerprint import Fingerprint
 from stream_guard.engine.pipeline import EventFailure, Guard, Limit, qualified_name
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 from stream_guard.wire.verdict import Verdict, flagged_checks
 
 log = logging.getLogger("stream_guard.judging")

@@ -27,7 +27,7 @@ from stream_guard.text.inspection import Inspection
 from stream_guard.text.ner import EntityRecognizer
 from stream_guard.scoring.quality import QualityScore
 from stream_guard.wire.report import HallucinationReport
-from stream_guard.text.words import normalize_question, question_hash
+from stream_guard.text.questions import normalize_question, question_hash
 from stream_guard.wire.verdict import (
     NO_HEALING,
     Change,

@@ -51,7 +51,7 @@ from stream_guard.engine.judging import Judged, JudgedBatch, dump_history, faile
 from stream_guard.engine.pipeline import Guard
 from stream_guard.errors import InternalError
 from stream_guard.logs import use_json_logs
-from stream_guard.text.words import normalize_question, question_hash
+from stream_guard.text.questions import normalize_question, question_hash
 from stream_guard.wire.events import parse_event
 
 T = TypeVar("T")

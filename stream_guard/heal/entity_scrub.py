@@ -12,7 +12,7 @@ from typing import Sequence
 
 from stream_guard.heal.result import ENTITY_SCRUB, Attempt, Change
 from stream_guard.wire.report import Finding, FindingType
-from stream_guard.text.words import split_sentences
+from stream_guard.text.sentences import split_sentences
 
 SCRUB_NOTE = (
     "Note: names or references that could not be verified against the source documents "

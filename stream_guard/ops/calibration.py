@@ -46,7 +46,7 @@ from stream_guard.wire.labels import load_labels
 from stream_guard.engine.pool import Pool
 from stream_guard.config.score_model import ScoreModel, shipped_model_path
 from stream_guard.scoring.score_model import Observation
-from stream_guard.text.words import normalize_question
+from stream_guard.text.questions import normalize_question
 
 MIN_PER_CLASS = 20
 # Below this, five folds hold too few answers of a class to tell two models apart; the out-of-sample

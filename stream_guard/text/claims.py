@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from stream_guard.text.words import content_words, split_sentences
+from stream_guard.text.sentences import split_sentences
+from stream_guard.text.words import content_words
 
 # Every whitespace run below is matched by one possessive quantifier (`\s++`, `\s*+`), never by two
 # quantifiers in a row that could share it: "However" followed by 20,000 spaces is read once, not split

@@ -14,7 +14,8 @@ from typing import Iterable, Sequence
 
 from stream_guard.wire.events import Chunk
 from stream_guard.text.records import Record, read_record
-from stream_guard.text.words import split_sentences, stem_set
+from stream_guard.text.sentences import split_sentences
+from stream_guard.text.words import stem_set
 
 # Distinct chunks whose analysis is kept; at ~10 KiB of sentences and stems each, about 20 MiB at most.
 CHUNK_CACHE_SIZE = 2048
@@ -178,7 +179,7 @@ class Inspection:
     @cached_property
     def field_sentence_ids(self) -> frozenset[int]:
         """Indices into `context_sentences` of the sentences that render a structured record's fields (not its
-        review texts). Their yes-no values are compared with claims by structured.field_conflicts; a check
+        review texts). Their yes-no values are compared with claims by record_claims.field_conflicts; a check
         reading the polarity of prose must not read "Restaurants take out: no." as prose."""
         if not self.records:
             return frozenset()

@@ -22,7 +22,8 @@ from functools import lru_cache
 from typing import Any, Iterable, Literal, Protocol, Sequence
 
 from stream_guard.text.inspection import Entity, Inspection
-from stream_guard.text.words import STOP_WORDS, split_sentences
+from stream_guard.text.sentences import split_sentences
+from stream_guard.text.words import STOP_WORDS
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stream_guard.text.words import split_sentences
+from stream_guard.text.sentences import split_sentences
 
 
 def sentence_spans(text: str) -> list[tuple[int, int, str]]:

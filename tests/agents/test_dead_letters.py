@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 
 from streamkit import REPO, Names, Worker, event, new_worker, produce, read_json, read_records, wait_for
 

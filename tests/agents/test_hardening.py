@@ -14,7 +14,7 @@ import pytest
 from streamkit import REPO, Names, ScriptWorker, Worker, event, new_worker, produce, read_json, wait_for
 
 from stream_guard.agents.topics import key_partition
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(300)]
 

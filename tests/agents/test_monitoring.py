@@ -45,7 +45,7 @@ from stream_guard.wire.events import decode_event
 from stream_guard.wire.labels import load_labels
 from stream_guard.ops.monitoring.observation import observe
 from stream_guard.engine.pipeline import Guard
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 from stream_guard.ops.monitoring.tokens import hash_token
 from stream_guard.ops.monitoring.windows import DAY_MS, RATES, DayCounts, day_label, day_of
 

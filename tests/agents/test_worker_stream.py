@@ -23,7 +23,7 @@ from stream_guard.agents.topics import ensure_topics
 from stream_guard.config.load import build_config
 from stream_guard.wire.events import EventError, decode_event
 from stream_guard.engine.pipeline import Guard
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 
 from streamkit import REPO, Names, Worker, event, produce, read_json, read_records, wait_for
 

@@ -7,7 +7,7 @@ from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.fingerprint import fingerprint
 from stream_guard.engine.history import MemoryHistory, SQLiteHistory
 from stream_guard.text.inspection import Inspection
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 
 QUESTION = "What is the price of SKU-441?"
 CONTEXT = ["Product SKU-441 is priced at $49.99 with free shipping."]

@@ -36,7 +36,7 @@ def test_only_unflagged_answers_are_remembered_for_drift():
 
 
 def detector_key(event):
-    from stream_guard.text.words import question_hash
+    from stream_guard.text.questions import question_hash
     return question_hash(event.tenant, event.question)
 
 

@@ -10,7 +10,7 @@ import pytest
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.judging import dump_history, failed_batch, judge_payloads, load_history
 from stream_guard.engine.pipeline import Guard
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from stream_guard.wire.events import AnswerEvent
 from stream_guard.heal.claim_prune import PRUNE_NOTE
 from stream_guard.engine.history import MemoryHistory
 from stream_guard.engine.pipeline import EventFailure, Guard
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 
 from scenarios import BILLING, CLEAN, FABRICATED_CITATION, PRICE_DRIFTED, PRICE_STABLE, RETURN_POLICY, price_event
 

@@ -12,7 +12,7 @@ from stream_guard.config.load import build_config
 from stream_guard.wire.events import parse_event
 from stream_guard.engine import pool as parallel
 from stream_guard.engine.pool import Pool, shard_key
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "ragtruth_dev.jsonl"
 if not DATA.exists():  # a worktree sits beside main; the data sits beside both

@@ -11,7 +11,7 @@ from stream_guard.heal.claim_prune import PRUNE_NOTE
 from stream_guard.heal.grounding_rewrite import PREFIX_FIGURES
 from stream_guard.scoring.quality import QualityScore
 from stream_guard.wire.report import FindingType, Risk
-from stream_guard.text.words import question_hash
+from stream_guard.text.questions import question_hash
 
 RETURNS = [
     "Our return policy allows returns within 14 days of purchase.",

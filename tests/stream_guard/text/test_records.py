@@ -6,19 +6,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_guard.text.inspection import Inspection
-from stream_guard.text.records import (
-    MAX_FIELDS,
+from stream_guard.checks.record_claims import (
     claim_days,
     claim_times,
     day_conflicts,
-    describe_record,
     field_conflicts,
-    key_words,
-    read_hours,
-    read_record,
     time_conflicts,
     unstated_fields,
 )
+from stream_guard.text.records import MAX_FIELDS, describe_record, key_words, read_hours, read_record
 
 RECORD = orjson.dumps({
     "name": "Harbor Grill", "address": "12 Main St", "city": "Goleta", "state": "CA",

@@ -1,0 +1,442 @@
+"""Claims against a structured record's fields (text/records.py reads the record): a yes-no field a claim says the
+opposite of, times and days its opening hours do not have, amenities it names that the record has no field for,
+and the words that name a record's shape rather than a property. The faithfulness check counts these.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from stream_guard.text.records import _DAYS, _RECORD_CACHE, Field, Record, key_words
+from stream_guard.text.words import stem
+
+# Key words that name a record's shape rather than a property ("RestaurantsGoodForGroups" is about groups).
+_GENERIC_KEY_WORDS = frozenset(
+    "attributes attribute business restaurants restaurant good for has is accepts allowed by only the of "
+    "info information details data".split()
+)
+
+
+# Container keys whose children are properties in their own right ("Ambience": {"intimate": true}); a
+# claim names the child with one of these words nearby, or with the container's own key words.
+_PARENT_SYNONYMS: dict[str, frozenset[str]] = {
+    "ambienc": frozenset({"ambianc", "ambienc", "atmospher", "vibe", "decor", "environ", "feel"}),
+}
+
+
+_NEGATION_WORDS = frozenset(
+    "not no never without lack lacks lacking unavailable neither nor cannot can't won't doesn't don't isn't "
+    "aren't wasn't weren't didn't".split()
+)
+
+
+_PREDICATE_NEGATIONS = frozenset("not never unavailable".split())
+
+
+_CLAUSE_BREAKS = frozenset("but however while whereas although though yet except instead".split())
+
+
+_CLAUSE_STARTS = frozenset("there it its they we you he she this these which who so and".split())
+
+
+_NEGATION_BEFORE = 10
+
+
+_NEGATION_AFTER = 3
+
+
+# Words and commas: a comma ends what a following negation can reach.
+_CLAIM_TOKEN_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|,")
+
+
+_TIME_RE = re.compile(
+    r"\b(\d{1,2})(?::(\d{2}))?(?:\s*(?:or|to|-|–|until|till)\s*(\d{1,2})(?::(\d{2}))?)?\s*([ap])\.?\s?m\b\.?"
+    r"|\b([01]?\d|2[0-4]):([0-5]\d)\b|\b(noon|midday|midnight)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class FieldConflict:
+    """A claim that says the opposite of a yes-no field ("offers outdoor seating" vs OutdoorSeating false)."""
+
+    field: Field
+    claim_says: bool
+
+    @property
+    def empty(self) -> bool:
+        """The field is null: the record says nothing about it, so the claim is baseless, not opposite."""
+        return self.field.value is None
+
+    def describe(self) -> str:
+        name = ".".join(self.field.path)
+        if self.empty:
+            return f"the record leaves {name} empty, but the claim states it"
+        said = "says it does" if self.claim_says else "says it does not"
+        return f"the record has {name} = {self.field.value!r}, but the claim {said}"
+
+
+# Spellings of one word that the token pattern would cut in two ("Wi-Fi" is the record's "WiFi").
+_GLUED_SPELLINGS = re.compile(r"\b(wi)[\s-](fi)\b|\b(take)[\s-](out)\b")
+
+
+def _tokens(text: str) -> list[str]:
+    glued = _GLUED_SPELLINGS.sub(lambda m: "".join(g for g in m.groups() if g), text.lower())
+    return [w.replace("’", "'") for w in _CLAIM_TOKEN_RE.findall(glued)]
+
+
+@lru_cache(maxsize=4096)
+def _field_terms(path: tuple[str, ...]) -> tuple[tuple[frozenset[str], ...], frozenset[str]]:
+    """(the ways a claim can name the leaf key, the stems naming its container), both stemmed."""
+
+    leaf = [w for w in key_words(path[-1]) if w not in _GENERIC_KEY_WORDS]
+    if not leaf:
+        return (), frozenset()
+    ways = [frozenset(stem(w) for w in leaf)]
+    if len(leaf) > 1:
+        ways.append(frozenset({stem("".join(leaf))}))
+    parent: set[str] = set()
+    for key in path[:-1]:
+        for w in key_words(key):
+            if w not in _GENERIC_KEY_WORDS:
+                s = stem(w)
+                parent.add(s)
+                parent |= _PARENT_SYNONYMS.get(s, frozenset())
+    return tuple(ways), frozenset(parent)
+
+
+_MENTION_SPREAD = 3  # the words of a multi-word key ("outdoor seating") stand within this many tokens
+
+
+def _mention(stems: list[str], way: frozenset[str]) -> tuple[int, int] | None:
+    """The first place where every stem of `way` occurs close together, as (first, last) token index."""
+    positions = [i for i, s in enumerate(stems) if s in way]
+    for start in positions:
+        window = [i for i in positions if start <= i <= start + _MENTION_SPREAD * (len(way) - 1)]
+        if {stems[i] for i in window} == way:
+            return start, max(window)
+    return None
+
+
+def _negated(tokens: list[str], span: tuple[int, int]) -> bool:
+    """A negator before the mention in the same clause ("does not offer WiFi, outdoor seating, or
+    reservations": list commas do not end it), or a predicate negation right after it, before any comma
+    ("takeout is not available"; but "lot parking with no valet" negates the valet, not the lot)."""
+    words = 0
+    before = tokens[: span[0]]
+    for k in range(len(before) - 1, -1, -1):
+        tok = before[k]
+        if tok in _CLAUSE_BREAKS:
+            break
+        if tok == ",":
+            # A comma before a new clause ends the negation's reach; one between list items does not.
+            if k + 1 < len(before) and before[k + 1] in _CLAUSE_STARTS:
+                break
+            continue
+        if tok in _NEGATION_WORDS or tok.endswith("n't"):
+            return True
+        words += 1
+        if words >= _NEGATION_BEFORE:
+            break
+    for tok in tokens[span[1] + 1 : span[1] + 1 + _NEGATION_AFTER]:
+        if tok == "," or tok in _CLAUSE_BREAKS:
+            break
+        if tok in _PREDICATE_NEGATIONS or tok.endswith("n't"):
+            return True
+    return False
+
+
+def field_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[FieldConflict]:
+    """Yes-no fields the claim names with the opposite polarity. Nested fields ("Ambience": {"casual": ...},
+    "BusinessParking": {"street": ...}) count only when the claim also names their container, so "a lot of"
+    never reads as the parking lot."""
+
+    tokens = _tokens(claim)
+    stems = [stem(t) if t != "," else t for t in tokens]
+    present = frozenset(stems)
+    out: list[FieldConflict] = []
+    for record in records:
+        if record is None:
+            continue
+        for field in record.yes_no:
+            truth = field.truth
+            ways, parent = _field_terms(field.path)
+            if not ways or not any(way <= present for way in ways):
+                continue
+            if parent and len(field.path) > 1 and _nested(field.path) and not parent & present:
+                continue
+            for way in ways:
+                span = _mention(stems, way) if way <= present else None
+                if span is None:
+                    continue
+                if record.mentioned_in_prose(way | (parent & present)):
+                    break  # a review saying "we parked in the lot" grounds the claim whatever the field says
+                says = not _negated(tokens, span)
+                if (truth is None and says) or (truth is not None and says != truth):
+                    out.append(FieldConflict(field, says))
+                break
+    return out
+
+
+def _nested(path: tuple[str, ...]) -> bool:
+    """Whether the leaf sits in a container that is itself a property (not just "attributes")."""
+    return any(w not in _GENERIC_KEY_WORDS for key in path[:-1] for w in key_words(key))
+
+
+# Words that name what a field of a business-style record is about rather than its value: "customers
+# praised ..." describes the reviews, "located" the address, "operates" the hours. A claim may use them
+# freely; they neither ground nor unground it. Keyed by a stem of the record's own key words.
+_SCHEMA_VOCABULARY: dict[str, str] = {
+    "review": "review reviewer reviewers customer customers patron patrons visitor visitors diner diners guest "
+    "guests feedback mention mentioned mentions mentioning note noted noting praise praised praising express "
+    "expressed expressing highlight highlighted highlighting describe described comment commented complain "
+    "complained complaint complaints report reported share shared appreciate appreciated appreciation enjoy "
+    "enjoyed recommend recommended experience experiences positive negative mixed found left others another "
+    "one some many several indicate indicates indicating suggest suggests reflect reflected divided vary varies "
+    "cite cites citing",
+    "star": "rating ratings rated rate star stars average overall score receive receives received hold holds "
+    "maintain maintains earn earned",
+    "address": "located location situated local area based address",
+    "city": "located location situated local area based city",
+    "hour": "open opens operate operates operating close closes closed hours hour schedule daily weekday weekdays "
+    "weekend weekends week time times",
+    "categori": "offer offers offering serve serves serving specialize specializes cuisine dishes dish food menu listed "
+    "option options variety range type known",
+    "attribut": "offer offers offering provide provides providing feature features available availability amenity "
+    "amenities option options service services accommodate accommodates cater caters",
+    "name": "establishment business place",
+}
+
+
+@lru_cache(maxsize=_RECORD_CACHE)
+def _schema_stems(keys: frozenset[str]) -> frozenset[str]:
+
+    out: set[str] = set()
+    for key, words in _SCHEMA_VOCABULARY.items():
+        if key in keys:
+            out.update(stem(w) for w in words.split())
+    return frozenset(out)
+
+
+def schema_stems(records: tuple[Record | None, ...]) -> frozenset[str]:
+    """Stems a claim about these records may use without them counting as grounded or missing."""
+
+    keys = frozenset(stem(w) for r in records if r is not None for f in r.fields for k in f.path for w in key_words(k))
+    return _schema_stems(keys)
+
+
+def claim_times(claim: str) -> list[int]:
+    """Clock times a claim states, in minutes after midnight: "4 PM" -> 960, "9 or 10 pm" -> 1260, 1320."""
+    out: list[int] = []
+    for m in _TIME_RE.finditer(claim):
+        if m.group(8):
+            word = m.group(8).lower()
+            out.append(0 if word == "midnight" else 720)
+            continue
+        if m.group(6) is not None:
+            out.append(int(m.group(6)) * 60 + int(m.group(7)))
+            continue
+        pm = m.group(5).lower() == "p"
+        for hour, minute in ((m.group(1), m.group(2)), (m.group(3), m.group(4))):
+            if hour is None:
+                continue
+            h = int(hour) % 12 + (12 if pm else 0)
+            if h > 24:
+                continue
+            out.append(h * 60 + int(minute or 0))
+    return out
+
+
+_DAY_NAME = r"(mon|tues|wednes|thurs|fri|satur|sun)days?"
+
+
+_DAY_ABBR = r"(mon|tue|wed|thu|fri|sat|sun)\.?"
+
+
+_DAY_RE = re.compile(
+    rf"\b{_DAY_NAME}\b(?:\s*(?:-|–|to|through|thru|until)\s*\b{_DAY_NAME}\b)?"
+    rf"|\b{_DAY_ABBR}\s*[-–]\s*{_DAY_ABBR}(?!\w)"
+    r"|\b(every\s+day|daily|seven\s+days|7\s+days|weekdays|weekends?)\b",
+    re.IGNORECASE,
+)
+
+
+_CLOSED_RE = re.compile(r"\bclosed?\b|\bnot\s+open\b|\bexcept\b", re.IGNORECASE)
+
+
+_SPAN_DAYS = {"every day": _DAYS, "daily": _DAYS, "seven days": _DAYS, "7 days": _DAYS,
+              "weekdays": _DAYS[:5], "weekend": _DAYS[5:], "weekends": _DAYS[5:]}
+
+
+def _day(prefix: str) -> str:
+    return next(d for d in _DAYS if d.startswith(prefix.lower()[:3]))
+
+
+def claim_days(claim: str) -> set[str]:
+    """Days of the week a claim says something happens on: named, in a range ("Monday to Friday",
+    wrapping past Sunday), or as "daily", "seven days", "weekdays", "weekends"."""
+    out: set[str] = set()
+    for m in _DAY_RE.finditer(claim):
+        if m.group(5):
+            out.update(_SPAN_DAYS[" ".join(m.group(5).lower().split())])
+            continue
+        start, end = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        first = _DAYS.index(_day(start))
+        if end is None:
+            out.add(_DAYS[first])
+            continue
+        last = _DAYS.index(_day(end))
+        k = first
+        while True:
+            out.add(_DAYS[k])
+            if k == last:
+                break
+            k = (k + 1) % 7
+    return out
+
+
+# Amenities a business record lists as attributes, and the words a claim names them with. A claim naming
+# one that the record has no field for, and that no review text mentions, states what the record does not
+# say: RAGTruth's annotators mark "offers free Wi-Fi" and "does not take reservations" alike as baseless
+# then. Each entry: the stems that name it in a claim (any one of the word groups), and the stems of record
+# keys that would hold it. Tuned on Yelp-style records (RAGTruth data-to-text), like _SCHEMA_VOCABULARY.
+_AMENITIES: tuple[tuple[str, str], ...] = (
+    ("wifi|internet", "wifi internet"),
+    ("outdoor|patio", "outdoor"),
+    ("reservation|reservations", "reservations"),
+    ("delivery|deliveries|delivers", "delivery"),
+    ("takeout|to-go", "takeout take out"),
+    ("catering", "caters catering"),
+    ("credit card|cash only|accepts cash", "credit"),
+    ("parking|valet|garage", "parking"),
+    ("tv|tvs|television", "tv"),
+    ("happy hour", "happy"),
+    ("live music|dj", "music"),
+    ("kids|children|family-friendly", "kids"),
+    ("wheelchair", "wheelchair"),
+    ("dogs|pets", "dogs"),
+    ("vegetarian|vegan|gluten", "vegetarian vegan gluten dietary"),
+    ("drive-thru|drive-through|drive thru", "drive"),
+    ("full bar|alcohol|cocktails", "alcohol"),
+    ("noise level|noisy|quiet", "noise"),
+)
+
+
+@lru_cache(maxsize=1)
+def _amenity_terms() -> tuple[tuple[tuple[tuple[str, ...], ...], frozenset[str]], ...]:
+
+    out = []
+    for names, keys in _AMENITIES:
+        ways = tuple(tuple(_tokens(name)) for name in names.split("|"))
+        out.append((ways, frozenset(stem(k) for k in keys.split())))
+    return tuple(out)
+
+
+def unstated_fields(claim: str, records: tuple[Record | None, ...]) -> list[str]:
+    """Amenities the claim names (offered or not) that a record listing yes-no attributes has no field for
+    and no review text mentions. [] unless some record has yes-no fields (the kind that lists amenities)."""
+    listing = [r for r in records if r is not None and r.yes_no]
+    if not listing:
+        return []
+
+    tokens = [t for t in _tokens(claim) if t != ","]
+    present = frozenset(tokens)
+    keys = frozenset().union(*(r.key_stems for r in listing))
+    out: list[str] = []
+    for ways, key_stems in _amenity_terms():
+        named = next((way for way in ways if set(way) <= present and _in_order(tokens, way)), None)
+        if named is None or key_stems & keys:
+            continue
+        # Named anywhere in the record (a category "Gluten-Free", "Caterers") or in a review: stated.
+        named_stems = frozenset(stem(w) for w in named)
+        if any(r.mentioned_in_prose(named_stems) or named_stems <= r.value_stems for r in listing):
+            continue
+        out.append(" ".join(named))
+    return out
+
+
+def _in_order(stems: list[str], way: tuple[str, ...]) -> bool:
+    """Whether the words of `way` occur one right after another ("happy hour", not "happy ... hour")."""
+    if len(way) == 1:
+        return True
+    n = len(way)
+    return any(tuple(stems[i : i + n]) == way for i in range(len(stems) - n + 1))
+
+
+def day_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[str]:
+    """Days the claim has the business open on that have no opening hours in the records. A claim about
+    closing ("closed on Mondays", "except Sunday") is left alone."""
+    known = frozenset().union(*(r.open_days for r in records if r is not None)) if records else frozenset()
+    if not known or _CLOSED_RE.search(claim):
+        return []
+    return sorted(claim_days(claim) - known, key=_DAYS.index)
+
+
+def time_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[int]:
+    """Times the claim states that the records' hours do not have (open or close); [] without hours.
+
+    A time is compared with the hours of the days it is said of, where the claim names them in the same
+    part ("open Tuesday to Thursday from 11 am to 9 pm": wrong when none of those days opens or closes at
+    either time), else with every opening and closing time of the week. Wrong for one of the days named is
+    not enough: "4 pm to 9 pm every day" is how a faithful answer sums up a week that closes at 10 pm on
+    Fridays, and RAGTruth's annotators accept it."""
+    known = frozenset().union(*(r.times for r in records if r is not None)) if records else frozenset()
+    if not known:
+        return []
+    per_day = _day_times(records)
+    out: list[int] = []
+    for times, days in _scheduled_parts(claim):
+        for t in times:
+            if not _time_known(t, known):
+                out.append(t)
+            elif days and not any(_time_known(t, per_day[d]) for d in days if d in per_day) and days & per_day.keys():
+                out.append(t)
+    return list(dict.fromkeys(out))
+
+
+def _time_known(t: int, known: frozenset[int]) -> bool:
+    # Midnight is written 0:00 and 24:00.
+    return t in known or (t in (0, 1440) and bool(known & {0, 1440}))
+
+
+def _day_times(records: tuple[Record | None, ...]) -> dict[str, frozenset[int]]:
+    out: dict[str, frozenset[int]] = {}
+    for record in records:
+        if record is not None:
+            for day, times in record.day_times:
+                out[day] = out.get(day, frozenset()) | times
+    return out
+
+
+# Where one statement of hours ends and the next begins: "4 pm to 10 pm Monday to Saturday, and 11 am to
+# 10 pm on Sunday".
+_SCHEDULE_BREAK_RE = re.compile(r"[;,]|\band\b|\bwhile\b|\bbut\b|\bwith\b", re.IGNORECASE)
+
+
+def _scheduled_parts(claim: str) -> list[tuple[list[int], set[str]]]:
+    """(times, days they are said of) for each part of the claim that states times. A part naming days but
+    no times takes the times of the part before ("11 am to 9 pm from Tuesday to Thursday and Friday to
+    Sunday"), and one naming times but no days the days of the part before; a part about closing or an
+    exception ("closed on Monday", "except Friday") is left out, and its days taken from the others."""
+    parts: list[tuple[list[int], set[str]]] = []
+    excepted: set[str] = set()
+    last_times: list[int] = []
+    last_days: set[str] = set()
+    for piece in _SCHEDULE_BREAK_RE.split(claim):
+        if _CLOSED_RE.search(piece):
+            excepted |= claim_days(piece)
+            last_times, last_days = [], set()
+            continue
+        times, days = claim_times(piece), claim_days(piece)
+        if not times and not days:
+            continue
+        if times and days:
+            parts.append((times, days))
+        elif times:
+            parts.append((times, set(last_days)))
+        elif last_times:
+            parts.append((list(last_times), days))
+        last_times, last_days = times or last_times, days or last_days
+    return [(times, days - excepted) for times, days in parts]

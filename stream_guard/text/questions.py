@@ -1,0 +1,34 @@
+"""Question keys: a question normalised, and the hash of (tenant, question) under which its drift history is kept
+and its events are partitioned (README: producers may key by it)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+
+def normalize_question(question: str) -> str:
+    """Case, whitespace and punctuation folded, so that re-phrasings differing only in those share history."""
+    folded = unicodedata.normalize("NFKC", question).casefold()
+    folded = re.sub(r"[^\w\s]", " ", folded)
+    return " ".join(folded.split())
+
+
+QUESTION_HASH_CHARS = 24
+
+
+_QUESTION_HASH_RE = re.compile(rf"[0-9a-f]{{{QUESTION_HASH_CHARS}}}")
+
+
+def question_hash(tenant: str, question: str) -> str:
+    """Stable key of (tenant, normalized question): the drift table's key and the verdict topic's key."""
+    digest = hashlib.blake2b(f"{tenant}\x1f{normalize_question(question)}".encode(),
+                             digest_size=QUESTION_HASH_CHARS // 2)
+    return digest.hexdigest()
+
+
+def looks_like_question_hash(key: bytes | str) -> bool:
+    """Shape only: whether `key` could be a question_hash. Whether it is the right one takes the event."""
+    text = key.decode("ascii", "replace") if isinstance(key, bytes) else key
+    return _QUESTION_HASH_RE.fullmatch(text) is not None

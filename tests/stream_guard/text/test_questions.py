@@ -1,0 +1,18 @@
+"""Question keys: normalised, hashed with the tenant."""
+
+from stream_guard.text.questions import looks_like_question_hash, normalize_question, question_hash
+
+
+def test_question_hash_ignores_case_whitespace_and_punctuation_but_not_tenant():
+    assert normalize_question("  How much does the Pro plan cost?? ") == "how much does the pro plan cost"
+    assert question_hash("acme", "How much?") == question_hash("acme", "how   MUCH")
+    assert question_hash("acme", "How much?") != question_hash("globex", "How much?")
+
+
+def test_looks_like_question_hash_accepts_the_shape_question_hash_makes_and_nothing_else() -> None:
+    key = question_hash("acme", "How long is the refund window?")
+    assert looks_like_question_hash(key) and looks_like_question_hash(key.encode())
+    assert not looks_like_question_hash(key[:-1])
+    assert not looks_like_question_hash(key.upper())
+    assert not looks_like_question_hash(b"user-42")
+    assert not looks_like_question_hash(b"\xff" * len(key))
