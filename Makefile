@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: up test test-soak bench install browser clean schemas deploy-rules
+.PHONY: up test test-soak bench install browser clean schemas deploy-rules docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ bench: $(STAMP)
 # the tests fail when the committed files differ from what these write.
 schemas: $(STAMP)
 	$(BIN)/python -m stream_guard.wire.schemas
+
+# Generated docs: the configuration key tables (docs/CONFIG.md, from stream_guard/config/) and the layers drawn
+# from the imports (README.md, docs/ARCHITECTURE.md). The tests fail when either is stale.
+docs: $(STAMP)
+	$(BIN)/python -m stream_guard.config
+	$(BIN)/python tools/layers.py
 
 deploy-rules: $(STAMP)
 	$(BIN)/python deploy/render_prometheusrule.py

@@ -1,6 +1,6 @@
 """Adversarial inputs for the time bounds: the named cases of issue 7 and a seeded fuzz corpus.
 
-Shared by bench/worst_case.py (which measures them) and tests/stream_guard/test_time_bounds.py (which
+Shared by bench/worst_case.py (which measures them) and tests/stream_guard/engine/test_time_bounds.py (which
 asserts a generous bound on each), so both always run the same inputs. Every input stays within the event
 limits (stream_guard.wire.events.Limits): answers up to 20,000 characters, up to 50 chunks of 20,000.
 """

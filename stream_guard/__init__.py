@@ -26,7 +26,7 @@ _EXPORTS = {
     "configure_logging": "stream_guard.logs",
     "DetectorConfig": "stream_guard.config.detector",
     "preset": "stream_guard.config.detector",
-    "load_config": "stream_guard.config.detector",
+    "load_config": "stream_guard.config.load",
     "HallucinationReport": "stream_guard.wire.report",
     "Finding": "stream_guard.wire.report",
     "FindingType": "stream_guard.wire.report",

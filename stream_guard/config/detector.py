@@ -10,8 +10,17 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
-from stream_guard.config.schema import (BOOLEAN, NON_EMPTY_TEXT, Check, ConfigError, Doc, Section, between,
-                                        count_at_least, one_of)
+from stream_guard.config.schema import (
+    BOOLEAN,
+    NON_EMPTY_TEXT,
+    Check,
+    ConfigError,
+    Doc,
+    Section,
+    between,
+    count_at_least,
+    one_of,
+)
 from stream_guard.config.score_model import DEFAULT_MODEL
 
 NerBackend = Literal["auto", "spacy", "regex"]

@@ -10,13 +10,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Literal, Mapping, Sequence, get_args, get_origin
+
+import msgspec
 
 from stream_guard.config.detector import PRESETS, DetectorConfig
 from stream_guard.config.load import ENVIRONMENT, OTHER_VARIABLES, PRESET_VARIABLE
 from stream_guard.config.monitor import MonitorSettings, RuleSettings, TenantSettings
 from stream_guard.config.relations import RELATIONS
-from stream_guard.config.schema import Spec, specs, type_name
+from stream_guard.config.schema import Spec, optional, specs
 from stream_guard.config.stream import StreamSettings
 
 # (table as written in a file, its section, its variable prefix or None when the file alone sets it)
@@ -35,6 +37,29 @@ command with exit 2 and its key path, value and reason (`stream.partitions: must
 A `STREAM_GUARD_*` variable that names no key is refused by name, unless it is one of the project's other
 variables: {others}.
 """
+
+
+def type_name(kind: Any) -> str:
+    """A field's type as the docs name it."""
+    if kind is bool:
+        return "boolean"
+    if kind is int:
+        return "integer"
+    if kind is float:
+        return "number"
+    if kind is str:
+        return "text"
+    if get_origin(kind) is Literal:
+        return "one of " + ", ".join(str(a) for a in get_args(kind))
+    if optional(kind) is not None:
+        return f"{type_name(optional(kind))} (optional)"
+    if get_origin(kind) is tuple:
+        return f"list of {type_name(get_args(kind)[0])}"
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        return "table"
+    if get_origin(kind) in (dict, Mapping) or kind in (dict, Mapping):
+        return "table of tables"
+    return str(kind)
 
 
 def _cell(text: str) -> str:

@@ -26,8 +26,21 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 
-from stream_guard.config.schema import (BOOLEAN, TEXT, Check, ConfigError, Doc, EnvList, Parse, Secret, Section,
-                                        at_least, count_at_least, non_negative, positive)
+from stream_guard.config.schema import (
+    BOOLEAN,
+    TEXT,
+    Check,
+    ConfigError,
+    Doc,
+    EnvList,
+    Parse,
+    Secret,
+    Section,
+    at_least,
+    count_at_least,
+    non_negative,
+    positive,
+)
 
 MAX_TENANT_CHARS = 128
 _HASH_RE = re.compile(r"^[0-9a-f]{64}$")

@@ -116,11 +116,6 @@ def one_of(*choices: str) -> Check:
     return Check(lambda v: v in choices, f"must be one of {', '.join(choices)}")
 
 
-def matches(pattern: str, reason: str) -> Check:
-    compiled = re.compile(pattern)
-    return Check(lambda v: isinstance(v, str) and compiled.match(v) is not None, reason)
-
-
 NON_EMPTY_TEXT = Check(lambda v: isinstance(v, str) and bool(v.strip()), "must be non-empty text")
 BOOLEAN = Check(lambda v: isinstance(v, bool), "must be true or false")
 TEXT = Check(lambda v: isinstance(v, str), "must be text")
@@ -170,30 +165,7 @@ def specs(cls: type[msgspec.Struct]) -> tuple[Spec, ...]:
     return tuple(out)
 
 
-def type_name(kind: Any) -> str:
-    """A field's type as the docs name it."""
-    if kind is bool:
-        return "boolean"
-    if kind is int:
-        return "integer"
-    if kind is float:
-        return "number"
-    if kind is str:
-        return "text"
-    if get_origin(kind) is Literal:
-        return "one of " + ", ".join(str(a) for a in get_args(kind))
-    if _optional(kind) is not None:
-        return f"{type_name(_optional(kind))} (optional)"
-    if get_origin(kind) is tuple:
-        return f"list of {type_name(get_args(kind)[0])}"
-    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
-        return "table"
-    if get_origin(kind) in (dict, Mapping) or kind in (dict, Mapping):
-        return "table of tables"
-    return str(kind)
-
-
-def _optional(kind: Any) -> Any:
+def optional(kind: Any) -> Any:
     """T for `T | None`, else None."""
     if get_origin(kind) in (Union, getattr(__import__("types"), "UnionType")):
         args = [a for a in get_args(kind) if a is not type(None)]
@@ -264,7 +236,7 @@ def coerce(key: str, kind: Any, value: Any) -> Any:
     """A value from a file (typed) or the environment (text) as `kind`. Either is accepted; anything ambiguous
     is refused (an int where a float is wanted is fine; a bool where a number is, is not)."""
     text = value.strip() if isinstance(value, str) else None
-    inner = _optional(kind)
+    inner = optional(kind)
     if inner is not None:
         return None if value is None or text == "" else coerce(key, inner, value)
     if kind is bool:

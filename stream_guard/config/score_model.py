@@ -17,7 +17,6 @@ from typing import Any, Mapping
 import msgspec
 import orjson
 
-
 # Soft features, in the order of ScoreModel.weights. Every one is computed from check details that the
 # verdict carries, so the same numbers come from a live report and from a verdict line.
 FEATURES: tuple[str, ...] = (

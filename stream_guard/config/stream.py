@@ -13,8 +13,18 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 
 from stream_guard.config.relations import valid_topic
-from stream_guard.config.schema import (BOOLEAN, TEXT, Check, Doc, Secret, Section, at_least, non_negative, one_of,
-                                        positive)
+from stream_guard.config.schema import (
+    BOOLEAN,
+    TEXT,
+    Check,
+    Doc,
+    Secret,
+    Section,
+    at_least,
+    non_negative,
+    one_of,
+    positive,
+)
 
 MiB = 1024 * 1024
 LOG_FORMATS = ("text", "json")

@@ -364,11 +364,10 @@ class Busy:
 
 @dataclass
 class _Slot(Generic[T]):
-    """One child and what it is doing: the batch in flight (its tags, its keys) and its death-policy state."""
+    """One child and what it is doing: the tags of the batch in flight, and the batch's death-policy state."""
 
     process: JudgeProcess | None
     tags: list[tuple[int, T]] = field(default_factory=list)
-    keys: list[str | None] = field(default_factory=list)
     policy: Generator[Request, Outcome, JudgedBatch] | None = None
 
 
@@ -382,10 +381,13 @@ class Pool:
 
     def __init__(self, config: DetectorConfig, jobs: int | None = None, *, processes: int | None = None,
                  drift_db: str | None = None, batch_size: int = BATCH_SIZE, setup: Setup | None = None,
-                 log_format: str | None = None,
+                 log_format: str | None = None, affinity: bool = True,
                  quality_latency_ms: float | None = REPLAY_QUALITY_LATENCY_MS) -> None:
         """`jobs`: judges for the sync front-end (default one per core); one judges in this process. Or
-        `processes`: that many judge processes whatever the front-end (the worker asks for one)."""
+        `processes`: that many judge processes whatever the front-end (the worker asks for one). `affinity`:
+        a question's events go to one process, in order (what keeps drift exact); off, every batch goes to the
+        least busy process (for inputs whose drift does not matter, or whose caller keeps it otherwise)."""
+        self.affinity = affinity
         self.config = config
         self.options = Options(config, quality_latency_ms, setup, log_format)
         self.budget = CpuBudget(config.event_budget_ms)
@@ -588,10 +590,10 @@ class _Spread(Generic[T]):
         window = WINDOW_PER_JOB * len(self.slots)
         for tag, payload in items:
             key = shard_key(payload)
-            index = self.owner.get(key) if key is not None else None
+            index = self.owner.get(key) if key is not None and self.pool.affinity else None
             if index is None:
                 index = min(range(len(self.slots)), key=self._load)
-                if key is not None:
+                if key is not None and self.pool.affinity:
                     self.owner[key] = index
             tags, payloads, keys = self.pending[index]
             tags.append((seq, tag))
@@ -633,7 +635,7 @@ class _Spread(Generic[T]):
         tags, payloads, keys = self.pending[index]
         self.pending[index] = ([], [], [])
         slot = self.slots[index]
-        slot.tags, slot.keys = tags, keys
+        slot.tags = tags
         slot.policy = recovering(self.pool.request(payloads, keys))
         self._call(slot, next(slot.policy))
 
@@ -678,6 +680,6 @@ class _Spread(Generic[T]):
             self.pool.remember(batch)
             for (seq, tag), judged in zip(slot.tags, batch.items):
                 self.done[seq] = (tag, judged)
-            slot.policy, slot.tags, slot.keys = None, [], []
+            slot.policy, slot.tags = None, []
             return
         self._call(slot, request)
