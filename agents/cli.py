@@ -40,7 +40,7 @@ from stream_guard.agents.security import client_options
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
 from stream_guard.agents.topics import ensure_topics
 from stream_guard.config.load import Config, command_flags, load
-from stream_guard.errors import StreamGuardError, report
+from stream_guard.errors import BrokerError, ConfigurationError, InputError, StreamGuardError, report
 from stream_guard.wire.deadletter import view as dead_letter_view
 from stream_guard.ops.display import line_for
 from stream_guard.wire.events import EventError
@@ -113,10 +113,10 @@ def cmd_worker(argv: Sequence[str]) -> int:
     loaded = _config(args)
     settings, config, monitoring = loaded.stream, loaded.detector, loaded.monitor
     if settings.broker and args.embedded:
-        _err(f"--embedded starts a private broker, but a broker is configured ({settings.broker}): choose one")
-        return 2
+        raise ConfigurationError(f"--embedded starts a private broker, but a broker is configured ({settings.broker}): "
+                                 "choose one")
     if not settings.broker and not args.embedded:
-        _err("no broker configured: pass --broker HOST:PORT or set STREAM_GUARD_BROKER "
+        raise ConfigurationError("no broker configured: pass --broker HOST:PORT or set STREAM_GUARD_BROKER "
              "(for a private in-memory broker, for development only, pass --embedded; `stream-guard up` runs one)")
         return 2
     json_logs = settings.log_format == "json"
@@ -151,10 +151,10 @@ def cmd_worker(argv: Sequence[str]) -> int:
 # --- produce ------------------------------------------------------------------------------------------------
 
 
-def _require_broker(args: argparse.Namespace) -> str | None:
-    broker = args.broker or os.environ.get("STREAM_GUARD_BROKER")
+def _require_broker(args: argparse.Namespace) -> str:
+    broker: str | None = args.broker or os.environ.get("STREAM_GUARD_BROKER")
     if not broker:
-        _err("no broker: pass --broker HOST:PORT or set STREAM_GUARD_BROKER")
+        raise ConfigurationError("no broker: pass --broker HOST:PORT or set STREAM_GUARD_BROKER")
     return broker
 
 
@@ -199,21 +199,17 @@ def cmd_produce(argv: Sequence[str]) -> int:
     _common(parser)
     args = parser.parse_args(argv)
     broker = _require_broker(args)
-    if not broker:
-        return 2
     settings = _config(args).stream
     topic = args.topic or settings.topics.answers
     try:
         lines = read_lines(args.path)
     except OSError as exc:
-        _err(f"cannot read {args.path}: {exc}")
-        return 1
+        raise InputError(f"cannot read {args.path}: {exc}") from None
     try:
         sent = asyncio.run(produce_lines(broker, topic, lines, interval=args.interval,
                                          options=client_options(settings)))
     except (KafkaError, OSError) as exc:
-        _err(f"cannot publish to {topic} at {broker}: {_describe(exc)}")
-        return 1
+        raise BrokerError(f"cannot publish to {topic} at {broker}: {_describe(exc)}") from None
     _say(f"sent {sent} events to {topic}")
     return 0
 
@@ -279,8 +275,6 @@ def cmd_tail(argv: Sequence[str]) -> int:
     _common(parser)
     args = parser.parse_args(argv)
     broker = _require_broker(args)
-    if not broker:
-        return 2
     settings = _config(args).stream
     topic = getattr(settings.topics, args.stream)
     try:
@@ -289,8 +283,7 @@ def cmd_tail(argv: Sequence[str]) -> int:
     except KeyboardInterrupt:
         pass
     except (KafkaError, TimeoutError, OSError) as exc:
-        _err(f"cannot read {topic} from {broker}: {_describe(exc)}")
-        return 1
+        raise BrokerError(f"cannot read {topic} from {broker}: {_describe(exc)}") from None
     return 0
 
 
@@ -406,8 +399,7 @@ def cmd_up(argv: Sequence[str]) -> int:
     try:
         lines = read_lines(args.events or str(demo_events_path()))
     except OSError as exc:
-        _err(str(exc))
-        return 2
+        raise ConfigurationError(str(exc)) from None
     settings = _config(args).stream  # a bad value is refused here, with the key, not by the worker it would start
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="stream-guard-up-")
     web_port = args.web_port or free_port()

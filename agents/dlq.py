@@ -33,7 +33,7 @@ from stream_guard.agents.clients import start_producer
 from stream_guard.agents.replay import plan_range, read_range
 from stream_guard.agents.security import client_options
 from stream_guard.agents.topics import producer_max_request_size
-from stream_guard.errors import BrokerError
+from stream_guard.errors import BrokerError, StreamGuardError, report
 from stream_guard.ops.sources import Bound, UsageError, parse_bound
 from stream_guard.wire.deadletter import Header, read_error, read_legacy, without_error_headers
 from stream_guard.config.load import load
@@ -188,26 +188,28 @@ def cmd_replay_dlq(argv: Sequence[str]) -> int:
     parser.add_argument("--dry-run", action="store_true", help="list what would be sent, send nothing")
     args = parser.parse_args(argv)
     try:
-        settings = _settings(args)
-        if not settings.broker:
-            raise UsageError("no broker: pass --broker HOST:PORT or set STREAM_GUARD_BROKER")
-        since = parse_bound(args.failed_since, "--failed-since") if args.failed_since else None
-        before = parse_bound(args.failed_before, "--failed-before") if args.failed_before else None
-        if (since and since.time_ms is None) or (before and before.time_ms is None):
-            raise UsageError("--failed-since and --failed-before take ISO-8601 times")
-        selection = Selection(_csv(args.stage), _csv(args.field), since.time_ms if since else None,
-                              before.time_ms if before else None)
-        start = parse_bound(args.start, "--from") if args.start else None
-        end = parse_bound(args.end, "--to-offset") if args.end else None
-    except (OSError, ValueError, UsageError) as exc:
-        print(f"stream-guard replay-dlq: {exc}", file=sys.stderr)
-        return 2
+        return _replay(args)
+    except StreamGuardError as exc:
+        return report(exc, "stream-guard replay-dlq")
+
+
+def _replay(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    if not settings.broker:
+        raise UsageError("no broker: pass --broker HOST:PORT or set STREAM_GUARD_BROKER")
+    since = parse_bound(args.failed_since, "--failed-since") if args.failed_since else None
+    before = parse_bound(args.failed_before, "--failed-before") if args.failed_before else None
+    if (since and since.time_ms is None) or (before and before.time_ms is None):
+        raise UsageError("--failed-since and --failed-before take ISO-8601 times")
+    selection = Selection(_csv(args.stage), _csv(args.field), since.time_ms if since else None,
+                          before.time_ms if before else None)
+    start = parse_bound(args.start, "--from") if args.start else None
+    end = parse_bound(args.end, "--to-offset") if args.end else None
     dlq, to = args.dlq or settings.topics.dlq, args.to or settings.topics.answers
     try:
-        report = asyncio.run(replay_dead_letters(settings, dlq=dlq, to=to, start=start, end=end,
-                                                 selection=selection, dry_run=args.dry_run, limit=args.max))
-    except (BrokerError, KafkaError, OSError) as exc:
-        print(f"stream-guard replay-dlq: {exc}", file=sys.stderr)
-        return 1
-    print(orjson.dumps(report.summary()).decode(), flush=True)
+        summary = asyncio.run(replay_dead_letters(settings, dlq=dlq, to=to, start=start, end=end,
+                                                  selection=selection, dry_run=args.dry_run, limit=args.max))
+    except (KafkaError, OSError) as exc:
+        raise BrokerError(str(exc)) from None
+    print(orjson.dumps(summary.summary()).decode(), flush=True)
     return 0

@@ -1,0 +1,10 @@
+"""The engine: one event in, one verdict out, and the processes that do it at scale.
+
+    detector.py  runs every check on one answer and assembles the report (HallucinationDetector)
+    pipeline.py  Guard: inspect, heal, score, route, and what enters drift history
+    judging.py   a batch of raw payloads judged: bytes in, bytes out, each event's failure its own
+    budget.py    the CPU budget of one event
+    history.py   drift history stores (memory, SQLite; the worker keeps its own in a table)
+    alerts.py    the alerts a judged event raises
+    pool.py      the one pool of judge processes (check -j, backtest, calibrate, the worker)
+"""

@@ -5,7 +5,7 @@ interval timer on the process's CPU time (ITIMER_PROF: user + system) delivers S
 spent, and the handler raises OverBudget wherever the work is: any Python code, and C code that checks for
 signals (the `re` matcher does, so a regex that backtracks is stopped too). C code that never checks (a long
 call inside a native library) runs on until it returns; the worker bounds that with a wall-clock limit on its
-judge process, which it kills and replaces (agents/judge.py, `wall_limit_s` below).
+judge process, which it kills and replaces (engine/pool.py, `wall_limit_s` below).
 
 Anywhere else (another thread: signals only reach the main thread) the budget is measured, not enforced: the
 event runs to its end and is then failed as over budget, so the contract (over budget: a timeout, never a

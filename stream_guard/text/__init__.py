@@ -1,0 +1,13 @@
+"""Text analysis the checks share: pure, cached where it pays.
+
+    words.py        tokens, stems, stop words and negators
+    sentences.py    where a text splits into sentences
+    questions.py    question keys (the hash drift history and partitions follow)
+    claims.py       an answer's claims
+    spans.py        where each sentence sits, for repairs
+    ner.py          named entities (spaCy, or the regex fallback)
+    quantities/     numbers, units and money, durations and ranges, and how two quantities compare
+    records.py      structured chunks (JSON, key-value tables) read as fields and a prose view
+    fingerprint.py  an answer's fingerprint for drift
+    inspection.py   Inspection: one event's question, context and answer, analysed once
+"""

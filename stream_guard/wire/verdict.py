@@ -98,7 +98,7 @@ HealingStrategy = Literal["none", "no_healing_needed", "contradiction_patch", "e
 
 class Change(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One edit. kind: replace, billing, drop_sentence, note, rewrite, fallback, decline, refused,
-    confidence (healing/result.py)."""
+    confidence (heal/result.py)."""
 
     kind: str
     before: str

@@ -7,7 +7,7 @@ movement, the weekly review sample and its grades, dashboard pages and Prometheu
     rules.py        rate_shift, citation_mismatch_rate, review_failure_rate
     sampling.py     the deterministic weekly sample (bottom-k of a keyed hash)
     review.py       review items for graders, and joining grades back to tenants
-    settings.py     the [monitor] table
+    (the [monitor] table is stream_guard/config/monitor.py)
     tokens.py       access tokens and their hashes (python -m stream_guard.ops.monitoring.tokens)
     access.py       logins and session cookies
     dashboard.py    the pages; charts.py their inline SVG
