@@ -34,7 +34,9 @@ WALL_SLACK_S = 2.0
 
 class OverBudget(BaseException):
     """An event spent its CPU budget. A BaseException, like KeyboardInterrupt, so that the `except Exception`
-    with which the core keeps one failing check from sinking an event cannot swallow it."""
+    with which the core keeps one failing check from sinking an event cannot swallow it; for the same reason it
+    stands outside the StreamGuardError tree (stream_guard/errors.py): it is caught where an event is judged and
+    becomes that event's `timeout`, never a command's error."""
 
     def __init__(self, spent_ms: float, budget_ms: float) -> None:
         super().__init__(f"timeout: spent {spent_ms:.0f} ms of CPU, over the budget of {budget_ms:g} ms")
