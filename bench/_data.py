@@ -5,12 +5,25 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
+import resource
+import subprocess
+import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Sequence
 
 import orjson
 
-from stream_guard.events import AnswerEvent, parse_event
+# --- what the benchmarks take from stream_guard --------------------------------------------------------------
+# The package is being restructured (modules into sub-packages): every stream_guard name the trust benchmarks
+# (trust.py, perturb.py) use is imported here and nowhere else, so a move is fixed in one place. The benchmarks
+# judge through the `stream-guard check` command (`check`, below), not through these.
+from stream_guard import score_model  # noqa: E402  # group_folds, DEFAULT_MODEL, DEFAULT_SIGNALS, save_model
+from stream_guard.calibration import Example, Fitting, choose_threshold, scores_of  # noqa: E402
+from stream_guard.evaluation import roc_auc  # noqa: E402
+from stream_guard.events import AnswerEvent, parse_event  # noqa: E402
+from stream_guard.healing.readability import readability_problems  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("STREAM_GUARD_DATA", REPO.parent / "shared" / "data"))
@@ -92,3 +105,58 @@ def read_rows(name: str) -> list[dict[str, Any]]:
         raise SystemExit(f"{path} not found: set STREAM_GUARD_DATA to the folder holding the labelled data")
     with open(path, "rb") as fh:
         return [orjson.loads(line) for line in fh if line.strip()]
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
+    with open(path, "wb") as fh:
+        for row in rows:
+            fh.write(orjson.dumps(row) + b"\n")
+    return path
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with open(path, "rb") as fh:
+        return [orjson.loads(line) for line in fh if line.strip()]
+
+
+# --- judging through the shipped command ---------------------------------------------------------------------
+
+CLI = Path(sys.executable).parent / "stream-guard"
+
+
+def children_cpu() -> float:
+    """User + system seconds of every finished child process (and the processes they waited for)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def check(events: Path, out: Path, *, config: Path | None = None, ner: str = "spacy",
+          extra: Sequence[str] = ()) -> dict[str, Any]:
+    """`stream-guard check` as a user runs it (default settings unless `config`); returns the child's wall and CPU
+    seconds and, from its summary line, how many judge processes it ran (each loads spaCy once). Raises when
+    the command fails."""
+    command = [str(CLI), "check", str(events), "--ner", ner, "-o", str(out), *extra]
+    if config is not None:
+        command += ["--config", str(config)]
+    cpu_before, started = children_cpu(), time.perf_counter()
+    done = subprocess.run(command, check=True, stderr=subprocess.PIPE, text=True)
+    cost: dict[str, Any] = {"wall_s": time.perf_counter() - started, "cpu_s": children_cpu() - cpu_before}
+    summary = re.search(r"NER (\S+), (\d+) process", done.stderr)
+    if summary is None:
+        raise SystemExit(f"stream-guard check printed no summary: {done.stderr[-500:]}")
+    cost.update(ner=summary.group(1).rstrip(","), processes=int(summary.group(2)))
+    return cost
+
+
+def judge(rows: Sequence[dict[str, Any]], workdir: Path, name: str, *, config: Path | None = None,
+          ner: str = "spacy") -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Verdicts for `rows` (one per row, in order) from `stream-guard check`, and what the run cost."""
+    events = write_jsonl(workdir / f"{name}.events.jsonl", rows)
+    out = workdir / f"{name}.verdicts.jsonl"
+    cost = check(events, out, config=config, ner=ner)
+    verdicts = read_jsonl(out)
+    bad = [v for v in verdicts if "error" in v]
+    if len(verdicts) != len(rows) or bad:
+        raise SystemExit(f"{name}: {len(verdicts)} verdicts for {len(rows)} events, {len(bad)} errors"
+                         + (f" (first: {bad[0]})" if bad else ""))
+    return verdicts, cost
