@@ -61,6 +61,29 @@ def write_result(name: str, payload: dict[str, object]) -> Path:
     return path
 
 
+def store_run(name: str, label: str, run: dict[str, Any]) -> Path:
+    """Merge one run into bench/results/<name>.json under `label` (other labels' runs are kept)."""
+    path = RESULTS_DIR / f"{name}.json"
+    stored = orjson.loads(path.read_bytes()) if path.exists() else {}
+    stored[label] = run
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(orjson.dumps(stored, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    return path
+
+
+def chunks_of(row: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(texts, ids) of a labelled row's or an event's context: plain strings get their 1-based position as id."""
+    texts, ids = [], []
+    for i, chunk in enumerate(row.get("context") or []):
+        if isinstance(chunk, dict):
+            texts.append(str(chunk.get("text", "")))
+            ids.append(str(chunk.get("id", i + 1)))
+        else:
+            texts.append(str(chunk))
+            ids.append(str(i + 1))
+    return texts, ids
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")

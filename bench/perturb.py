@@ -46,7 +46,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATASETS, RESULTS_DIR, judge, machine, read_jsonl, read_rows, split_rows  # noqa: E402
+from _data import DATASETS, chunks_of, judge, machine, read_jsonl, read_rows, split_rows, store_run  # noqa: E402
 
 TYPED_VALUES = Path(__file__).resolve().parent / "data" / "typed_values.jsonl"
 CATCH, KEEP = "catch", "keep"
@@ -74,7 +74,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+|\",\s*\"|[{}]")
 
 
 def chunk_texts(row: dict[str, Any]) -> list[str]:
-    return [c if isinstance(c, str) else str(c.get("text", "")) for c in row.get("context") or []]
+    return chunks_of(row)[0]
 
 
 def content_words(text: str) -> set[str]:
@@ -267,7 +267,7 @@ def keep_variants(row: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], st
     yield "markdown_bold_label", {**row, "answer": f"**Answer:** {answer}"}, "", "**Answer:**"
     yield "markdown_heading", {**row, "answer": f"## Answer\n\n{answer}"}, "", "## Answer"
     yield "markdown_link", {**row, "answer": f"{answer} [Read more](https://kb.example.com/articles/1)"}, "", "link"
-    code = re.search(r"(?<![\w.$])\d+(?:\.\d+)?(?![\w.])", answer)
+    code = re.search(r"(?<![\w.,$])\d+(?:\.\d+)?(?![\w.,])", answer)  # a whole number, not "20" of "20,000"
     if code:
         yield "markdown_code_span", {**row, "answer": _replace(answer, code.start(), code.end(), f"`{code.group(0)}`")}, \
             code.group(0), f"`{code.group(0)}`"
@@ -431,11 +431,7 @@ def main() -> None:
     run = {"machine": machine(), "per_class": args.per_class, "originals": len(originals),
            "originals_kept": sum(kept.values()), "synthetic": score(made, verdicts, kept),
            "typed_values": score(typed, typed_verdicts, {}), "seconds": round(time.perf_counter() - started, 1)}
-    path = RESULTS_DIR / "perturb.json"
-    stored = orjson.loads(path.read_bytes()) if path.exists() else {}
-    stored[args.label] = run
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(orjson.dumps(stored, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    path = store_run("perturb", args.label, run)
     report(run)
     print(f"wrote {path} [{args.label}] in {run['seconds']} s")
 

@@ -66,10 +66,10 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import (  # noqa: E402
-    RESULTS_DIR,
     Example,
     Fitting,
     choose_threshold,
+    chunks_of,
     group_key,
     judge,
     machine,
@@ -79,6 +79,7 @@ from _data import (  # noqa: E402
     score_model,
     scores_of,
     split_rows,
+    store_run,
 )
 from _reading import reading_problems  # noqa: E402
 
@@ -101,18 +102,6 @@ def task_of(row: dict[str, Any]) -> str:
 
 def model_of(row: dict[str, Any]) -> str:
     return str((row.get("meta") or {}).get("model") or "unknown")
-
-
-def _chunks(row: dict[str, Any]) -> tuple[list[str], list[str]]:
-    texts, ids = [], []
-    for i, chunk in enumerate(row.get("context") or []):
-        if isinstance(chunk, dict):
-            texts.append(str(chunk.get("text", "")))
-            ids.append(str(chunk.get("id", i + 1)))
-        else:
-            texts.append(str(chunk))
-            ids.append(str(i + 1))
-    return texts, ids
 
 
 def has_evidence(statement: dict[str, Any]) -> bool:
@@ -145,7 +134,7 @@ def outcome(row: dict[str, Any], verdict: dict[str, Any]) -> Counter[str]:
     else:
         c.update(faithful=1, kept=unchanged and verdict.get("routing") == "accept")
     if not unchanged:
-        texts, ids = _chunks(row)
+        texts, ids = chunks_of(row)
         readable = not readability_problems(delivered, texts, ids)
         repaired = verdict.get("routing") == "healed_accept"
         strict = reading_problems(delivered, row["answer"]) if repaired else ()
@@ -377,11 +366,7 @@ def main() -> None:
         else:
             run["targets"]["cv"] = cross_validate(targets, workdir, args.seeds, args.folds)
     run["seconds"] = round(time.perf_counter() - started, 1)
-    path = RESULTS_DIR / "trust.json"
-    stored = orjson.loads(path.read_bytes()) if path.exists() else {}
-    stored[args.label] = run
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(orjson.dumps(stored, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    path = store_run("trust", args.label, run)
     report(run)
     print(f"wrote {path} [{args.label}] in {run['seconds']} s")
 
@@ -413,6 +398,7 @@ def report(run: dict[str, Any]) -> None:
         for label, key in _ROWS:
             print(f"   {label:<12}" + "".join(f"{_f(block['outcomes'][c][key]):>10}" for c in columns))
         print(f"   {'ROC AUC':<12}" + "".join(f"{_f(block['auc'].get(c)):>10}" for c in columns))
+        print(f"   {'AUC model×task':<12}{_f(block['auc'].get('within_model_task_macro')):>8} macro over (model, task) cells")
         print(f"   {'AUC in model':<12}{_f(block['auc'].get('within_model_macro')):>10} macro; "
               + ", ".join(f"{m.split('-instruct')[0].replace('-chat', '')} {_f(v).strip()}"
                           for m, v in block["auc"].get("by_model", {}).items()))
