@@ -16,6 +16,10 @@ at a time in the file's own order so that drift history is live, and computes pe
     .venv/bin/python bench/user_outcomes.py [--label final] [--ner spacy] [--datasets ragtruth_dev ...]
 
 Results are merged into bench/results/user_outcomes.json under the run's label.
+
+It reads every row, the locked slice included. Development figures (development rows only, grouped
+cross-validated, flags explained, within-model AUC) come from bench/trust.py, which supersedes this script once the
+README cites its figures.
 """
 
 from __future__ import annotations
