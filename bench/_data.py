@@ -17,13 +17,14 @@ import orjson
 
 # --- what the benchmarks take from stream_guard --------------------------------------------------------------
 # The package is being restructured (modules into sub-packages): every stream_guard name the trust benchmarks
-# (trust.py, perturb.py) use is imported here and nowhere else, so a move is fixed in one place. The benchmarks
-# judge through the `stream-guard check` command (`check`, below), not through these.
-from stream_guard import score_model  # noqa: E402  # group_folds, DEFAULT_MODEL, DEFAULT_SIGNALS, save_model
-from stream_guard.calibration import Example, Fitting, choose_threshold, scores_of  # noqa: E402
-from stream_guard.evaluation import roc_auc  # noqa: E402
-from stream_guard.events import AnswerEvent, parse_event  # noqa: E402
-from stream_guard.healing.readability import readability_problems  # noqa: E402
+# (trust.py, perturb.py) use is imported here and nowhere else, so a move is fixed in one place. Answers are judged
+# only by the `stream-guard check` command (`check`, below); these refit, score and choose thresholds from its
+# verdicts, as `stream-guard calibrate` does.
+from stream_guard import score_model  # group_folds, DEFAULT_MODEL, DEFAULT_SIGNALS, save_model
+from stream_guard.calibration import Example, Fitting, choose_threshold, scores_of
+from stream_guard.evaluation import roc_auc
+from stream_guard.events import AnswerEvent, parse_event
+from stream_guard.healing.readability import readability_problems
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("STREAM_GUARD_DATA", REPO.parent / "shared" / "data"))
