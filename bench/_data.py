@@ -5,12 +5,40 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
+import resource
+import subprocess
+import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Sequence
 
 import orjson
 
+# --- what the benchmarks take from stream_guard --------------------------------------------------------------
+# Every stream_guard name the trust benchmarks (trust.py, perturb.py) use is imported here and nowhere else, so a
+# move is fixed in one place. Answers are judged only by the `stream-guard check` command (`check`, below); these
+# refit, score and choose thresholds from its verdicts, as `stream-guard calibrate` does.
+from types import SimpleNamespace
+
+from stream_guard.config import score_model as _model_data
+from stream_guard.heal.readability import readability_problems
+from stream_guard.ops.calibration import Example, Fitting, choose_threshold, scores_of
+from stream_guard.ops.evaluation import roc_auc
+from stream_guard.scoring import score_model as _model_fitting
 from stream_guard.wire.events import AnswerEvent, parse_event
+
+# The score model as data (config.score_model) and its fitting (scoring.score_model), under one name.
+score_model = SimpleNamespace(
+    DEFAULT_MODEL=_model_data.DEFAULT_MODEL,
+    save_model=_model_data.save_model,
+    DEFAULT_SIGNALS=_model_fitting.DEFAULT_SIGNALS,
+    Observation=_model_fitting.Observation,
+    ScoreModel=_model_fitting.ScoreModel,
+    fit=_model_fitting.fit,
+    group_folds=_model_fitting.group_folds,
+    observation_from_verdict=_model_fitting.observation_from_verdict,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("STREAM_GUARD_DATA", REPO.parent / "shared" / "data"))
@@ -46,6 +74,29 @@ def write_result(name: str, payload: dict[str, object]) -> Path:
     path = RESULTS_DIR / f"{name}.json"
     path.write_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
     return path
+
+
+def store_run(name: str, label: str, run: dict[str, Any]) -> Path:
+    """Merge one run into bench/results/<name>.json under `label` (other labels' runs are kept)."""
+    path = RESULTS_DIR / f"{name}.json"
+    stored = orjson.loads(path.read_bytes()) if path.exists() else {}
+    stored[label] = run
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(orjson.dumps(stored, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    return path
+
+
+def chunks_of(row: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(texts, ids) of a labelled row's or an event's context: plain strings get their 1-based position as id."""
+    texts, ids = [], []
+    for i, chunk in enumerate(row.get("context") or []):
+        if isinstance(chunk, dict):
+            texts.append(str(chunk.get("text", "")))
+            ids.append(str(chunk.get("id", i + 1)))
+        else:
+            texts.append(str(chunk))
+            ids.append(str(i + 1))
+    return texts, ids
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -92,3 +143,58 @@ def read_rows(name: str) -> list[dict[str, Any]]:
         raise SystemExit(f"{path} not found: set STREAM_GUARD_DATA to the folder holding the labelled data")
     with open(path, "rb") as fh:
         return [orjson.loads(line) for line in fh if line.strip()]
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
+    with open(path, "wb") as fh:
+        for row in rows:
+            fh.write(orjson.dumps(row) + b"\n")
+    return path
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with open(path, "rb") as fh:
+        return [orjson.loads(line) for line in fh if line.strip()]
+
+
+# --- judging through the shipped command ---------------------------------------------------------------------
+
+CLI = Path(sys.executable).parent / "stream-guard"
+
+
+def children_cpu() -> float:
+    """User + system seconds of every finished child process (and the processes they waited for)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def check(events: Path, out: Path, *, config: Path | None = None, ner: str = "spacy",
+          extra: Sequence[str] = ()) -> dict[str, Any]:
+    """`stream-guard check` as a user runs it (default settings unless `config`); returns the child's wall and CPU
+    seconds and, from its summary line, how many judge processes it ran (each loads spaCy once). Raises when
+    the command fails."""
+    command = [str(CLI), "check", str(events), "--ner", ner, "-o", str(out), *extra]
+    if config is not None:
+        command += ["--config", str(config)]
+    cpu_before, started = children_cpu(), time.perf_counter()
+    done = subprocess.run(command, check=True, stderr=subprocess.PIPE, text=True)
+    cost: dict[str, Any] = {"wall_s": time.perf_counter() - started, "cpu_s": children_cpu() - cpu_before}
+    summary = re.search(r"NER (\S+), (\d+) process", done.stderr)
+    if summary is None:
+        raise SystemExit(f"stream-guard check printed no summary: {done.stderr[-500:]}")
+    cost.update(ner=summary.group(1).rstrip(","), processes=int(summary.group(2)))
+    return cost
+
+
+def judge(rows: Sequence[dict[str, Any]], workdir: Path, name: str, *, config: Path | None = None,
+          ner: str = "spacy") -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Verdicts for `rows` (one per row, in order) from `stream-guard check`, and what the run cost."""
+    events = write_jsonl(workdir / f"{name}.events.jsonl", rows)
+    out = workdir / f"{name}.verdicts.jsonl"
+    cost = check(events, out, config=config, ner=ner)
+    verdicts = read_jsonl(out)
+    bad = [v for v in verdicts if "error" in v]
+    if len(verdicts) != len(rows) or bad:
+        raise SystemExit(f"{name}: {len(verdicts)} verdicts for {len(rows)} events, {len(bad)} errors"
+                         + (f" (first: {bad[0]})" if bad else ""))
+    return verdicts, cost

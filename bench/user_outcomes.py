@@ -16,6 +16,10 @@ at a time in the file's own order so that drift history is live, and computes pe
     .venv/bin/python bench/user_outcomes.py [--label final] [--ner spacy] [--datasets ragtruth_dev ...]
 
 Results are merged into bench/results/user_outcomes.json under the run's label.
+
+It reads every row, the locked slice included. Development figures (development rows only, grouped
+cross-validated, flags explained, within-model AUC) come from bench/trust.py, which supersedes this script once the
+README cites its figures.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATA_DIR, RESULTS_DIR, group_key, machine  # noqa: E402
+from _data import DATA_DIR, chunks_of, group_key, machine, store_run  # noqa: E402
 
 from stream_guard.ops.evaluation import confusion, roc_auc  # noqa: E402
 from stream_guard.heal.readability import readability_problems  # noqa: E402
@@ -61,18 +65,6 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [orjson.loads(line) for line in fh if line.strip()]
 
 
-def _context_texts(row: dict[str, Any]) -> tuple[list[str], list[str]]:
-    texts, ids = [], []
-    for i, chunk in enumerate(row.get("context") or []):
-        if isinstance(chunk, dict):
-            texts.append(str(chunk.get("text", "")))
-            ids.append(str(chunk.get("id", i + 1)))
-        else:
-            texts.append(str(chunk))
-            ids.append(str(i + 1))
-    return texts, ids
-
-
 def _span_texts(row: dict[str, Any]) -> list[str]:
     answer = row["answer"]
     out = []
@@ -96,7 +88,7 @@ def outcomes(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]])
     problems: dict[str, int] = defaultdict(int)
     readable = 0
     for r, v in changed:
-        texts, ids = _context_texts(r)
+        texts, ids = chunks_of(r)
         found = readability_problems(v.get("delivered_answer", ""), texts, ids)
         readable += not found
         for p in found:
@@ -210,12 +202,7 @@ def main() -> None:
         run["targets"] = combined
         _print("ragtruth_dev + ragtruth_d2t_dev", combined)
     run["seconds"] = round(time.perf_counter() - started, 1)
-    path = RESULTS_DIR / "user_outcomes.json"
-    stored = orjson.loads(path.read_bytes()) if path.exists() else {}
-    stored[args.label] = run
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(orjson.dumps(stored, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
-    print(f"wrote {path} [{args.label}]")
+    print(f"wrote {store_run('user_outcomes', args.label, run)} [{args.label}]")
 
 
 def _fmt(value: float | None) -> str:

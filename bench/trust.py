@@ -1,0 +1,422 @@
+"""Trust figures (issue 15, "Measure"): what users get from `stream-guard check` as shipped, on development rows,
+in sample and grouped cross-validated.
+
+    .venv/bin/python bench/trust.py [--label NAME] [--seeds 7 11 13] [--folds 5]
+    .venv/bin/python bench/trust.py --locked --label locked   # the lead, once, at the end of a round
+
+Everything is judged by the installed `stream-guard check` command in a subprocess (spaCy NER, default settings
+unless a fold's model and threshold are given), reading its JSON verdicts. Rows are the development rows of
+../shared/data (`_data.split_rows`): the locked slice is never judged, printed or stored, except with `--locked`.
+
+Figures, per task type (QA, Summary, Data2txt) and overall, on ragtruth_dev + ragtruth_d2t_dev:
+
+- faithful kept: label 0 routed accept with the original answer delivered;
+- hallucinated caught: label 1 not delivered unchanged;
+- caught at 90% kept: how well the score ranks, whatever threshold ships: label 1 scoring at or above the
+  threshold below which 90% of the faithful answers of the same column score (each task its own; "all" one
+  threshold for the pooled rows; in cross-validation over the pooled out-of-fold scores). At the shipped
+  threshold it equals "caught" whenever every unflagged answer is delivered unchanged;
+- changed readable: changed answers passing the project's readability test; "strict" adds bench/_reading.py's
+  checks (first person or quotes spliced in, stacked notes, crawl artefacts, broken lists) on repairs;
+- flags explained: flagged verdicts whose `triggered` names a deciding check (anything but drift) and whose
+  every hallucinated statement carries evidence (a source sentence and value for a contradiction; what no
+  source mentions otherwise); and "silent": routed away from accept, or changed, with `flagged: false`;
+- ROC AUC of `hallucination_score`, overall, per task and within each generating model (`meta.model`; per model
+  and macro-averaged), since a product runs one model;
+- CPU: user + system seconds of the `check` child per event, and the same minus start-up (a one-event run, times
+  the number of judge processes the run used).
+
+summedits_dev and halueval_qa_dev are judged at the shipped defaults (kept, caught, AUC, caught at 90% kept in
+sample).
+
+Grouped cross-validation. Folds are `score_model.group_folds` over `_data.group_key` (a RAGTruth document or
+question never on both sides), repeated for each `--seeds` value. On the training folds the score model is
+refitted and the threshold chosen exactly as `stream-guard calibrate` does (calibration.Fitting.rule: score_model.fit,
+then choose_threshold at keep 0.90 over the answers a never-flagging run delivers unchanged), from one run of
+`check` with flag_threshold = 1.0 over all development rows (what the model reads does not depend on the
+threshold). The held-out fold's verdicts are then not derived but judged again: `check` runs on the held-out rows
+with a config naming that fold's model file and threshold, so kept, caught, repairs, readability and flag reasons
+are what a user of that configuration would get. Two consistency figures are reported: the largest difference
+between a held-out verdict's score and the fold model's score of the same answer (should be ~0), and how often
+the shortcut "kept = unflagged at the fold threshold and delivered unchanged by the never-flagging run" agrees
+with the real routing. Each seed's figures are computed over all held-out folds pooled; the table shows the mean
+over seeds (the JSON also has min and max).
+
+--locked: the model and threshold are fitted on all development rows the same way, and the locked rows are
+judged with them and as shipped. Only the lead runs this, once, at the end of a round.
+
+Results are merged into bench/results/trust.json under --label.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _data import (  # noqa: E402
+    Example,
+    Fitting,
+    choose_threshold,
+    chunks_of,
+    group_key,
+    judge,
+    machine,
+    read_rows,
+    readability_problems,
+    roc_auc,
+    score_model,
+    scores_of,
+    split_rows,
+    store_run,
+)
+from _reading import reading_problems  # noqa: E402
+
+TARGETS = ("ragtruth_dev", "ragtruth_d2t_dev")
+OTHERS = ("summedits_dev", "halueval_qa_dev")
+TASKS = ("QA", "Summary", "Data2txt")
+KEEP = 0.90
+DECIDES_NOTHING = frozenset({"drift"})
+# What an unsupported statement's evidence says when it names what no source mentions.
+_ABSENCE = re.compile(r"nowhere|none of|no source|missing|says nothing|leaves \S+ empty|gives no|match no|"
+                      r"has \S+ = |covers \d+ of", re.I)
+
+
+# --- per-verdict outcomes ------------------------------------------------------------------------------------
+
+
+def task_of(row: dict[str, Any]) -> str:
+    return str(row.get("task_type") or "all").split("/")[0]
+
+
+def model_of(row: dict[str, Any]) -> str:
+    return str((row.get("meta") or {}).get("model") or "unknown")
+
+
+def has_evidence(statement: dict[str, Any]) -> bool:
+    evidence = str(statement.get("evidence") or "").strip()
+    if statement.get("type") == "contradiction":
+        return bool(statement.get("source")) and bool(statement.get("source_value") or evidence)
+    return bool(evidence) and bool(_ABSENCE.search(evidence))
+
+
+def flag_reason(verdict: dict[str, Any]) -> str:
+    """'explained', or why a flagged verdict is not: no deciding check, no statement, a statement without
+    evidence."""
+    if not set(verdict.get("triggered") or ()) - DECIDES_NOTHING:
+        return "no_deciding_check"
+    statements = verdict.get("hallucinated_statements") or []
+    if not statements:
+        return "no_statement"
+    if not all(has_evidence(s) for s in statements):
+        return "statement_without_evidence"
+    return "explained"
+
+
+def outcome(row: dict[str, Any], verdict: dict[str, Any]) -> Counter[str]:
+    """The counts one judged answer adds (shares are taken over summed counts)."""
+    c: Counter[str] = Counter()
+    delivered = verdict.get("delivered_answer", "")
+    unchanged = delivered == row["answer"]
+    if row["label"]:
+        c.update(hallucinated=1, caught=not unchanged)
+    else:
+        c.update(faithful=1, kept=unchanged and verdict.get("routing") == "accept")
+    if not unchanged:
+        texts, ids = chunks_of(row)
+        readable = not readability_problems(delivered, texts, ids)
+        repaired = verdict.get("routing") == "healed_accept"
+        strict = reading_problems(delivered, row["answer"]) if repaired else ()
+        c.update(changed=1, readable=readable, strict_readable=readable and not strict)
+        c.update(f"reading:{p}" for p in strict)
+    if verdict.get("flagged"):
+        reason = flag_reason(verdict)
+        c.update({"flagged": 1, "explained": reason == "explained", f"unexplained:{reason}": reason != "explained"})
+    elif verdict.get("routing") != "accept" or not unchanged:
+        c.update({"silent": 1, f"silent:{verdict.get('routing')}": 1})
+    return c
+
+
+def shares(c: Counter[str]) -> dict[str, Any]:
+    def share(part: str, whole: str) -> float | None:
+        return round(c[part] / c[whole], 4) if c[whole] else None
+
+    out: dict[str, Any] = {
+        "faithful": c["faithful"], "hallucinated": c["hallucinated"],
+        "faithful_kept": share("kept", "faithful"),
+        "hallucinated_caught": share("caught", "hallucinated"),
+        "changed": c["changed"],
+        "changed_readable": share("readable", "changed"),
+        "changed_readable_strict": share("strict_readable", "changed"),
+        "flagged": c["flagged"],
+        "flags_explained": share("explained", "flagged"),
+        "silent": c["silent"],
+    }
+    out["details"] = {k: v for k, v in sorted(c.items()) if ":" in k}
+    return out
+
+
+def figures(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per task type and overall: the user outcomes, and the share caught at 90% kept."""
+    by: dict[str, Counter[str]] = defaultdict(Counter)
+    for row, verdict in zip(rows, verdicts):
+        c = outcome(row, verdict)
+        by[task_of(row)] += c
+        by["all"] += c
+    out = {}
+    for task, counts in sorted(by.items()):
+        idx = [i for i, r in enumerate(rows) if task in ("all", task_of(r))]
+        out[task] = {**shares(counts), "caught_at_90_kept": caught_at_keep(
+            [int(rows[i]["label"]) for i in idx], [float(verdicts[i]["hallucination_score"]) for i in idx])}
+    return out
+
+
+def caught_at_keep(labels: Sequence[int], scores: Sequence[float]) -> float | None:
+    """Share of label 1 at or above the threshold (choose_threshold's) keeping KEEP of label 0 below it."""
+    if not 0 < sum(labels) < len(labels):
+        return None
+    examples = [Example(y, "", "", "", score_model.Observation({}), True) for y in labels]
+    threshold = choose_threshold(scores, examples, KEEP)
+    return round(sum(1 for y, s in zip(labels, scores) if y and s >= threshold) / sum(labels), 4)
+
+
+def aucs(rows: Sequence[dict[str, Any]], scores: Sequence[float]) -> dict[str, Any]:
+    """ROC AUC overall, per task, per generating model and macro-averaged over models (overall and within each
+    model x task cell)."""
+    labels = [int(r["label"]) for r in rows]
+
+    def auc(idx: Sequence[int]) -> float | None:
+        ys = [labels[i] for i in idx]
+        return round(roc_auc([scores[i] for i in idx], ys), 4) if 0 < sum(ys) < len(ys) else None
+
+    out: dict[str, Any] = {"all": auc(range(len(rows)))}
+    for task in sorted({task_of(r) for r in rows}):
+        out[task] = auc([i for i, r in enumerate(rows) if task_of(r) == task])
+    models = sorted({model_of(r) for r in rows} - {"unknown"})
+    if models:
+        per = {m: auc([i for i, r in enumerate(rows) if model_of(r) == m]) for m in models}
+        out["by_model"] = per
+        known = [v for v in per.values() if v is not None]
+        out["within_model_macro"] = round(statistics.mean(known), 4) if known else None
+        cells = [auc([i for i, r in enumerate(rows) if model_of(r) == m and task_of(r) == t])
+                 for m in models for t in TASKS]
+        cells = [v for v in cells if v is not None]
+        out["within_model_task_macro"] = round(statistics.mean(cells), 4) if cells else None
+    return out
+
+
+# --- thresholds and folds ------------------------------------------------------------------------------------
+
+
+def examples_of(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]]) -> list[Example]:
+    """What calibrate reads from a never-flagging run: the model's inputs, and whether the answer is delivered
+    unchanged when not flagged."""
+    return [Example(int(r["label"]), group_key(r), str(r.get("source")), task_of(r),
+                    score_model.observation_from_verdict(v),
+                    v.get("routing") == "accept" and v.get("delivered_answer") == r["answer"])
+            for r, v in zip(rows, verdicts)]
+
+
+def fitting() -> Fitting:
+    """calibrate's refit (choose_model with refit): the shipped model's signal probabilities, default l2."""
+    return Fitting(KEEP, False, {**score_model.DEFAULT_SIGNALS, **score_model.DEFAULT_MODEL.signals})
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    model: Any  # score_model.ScoreModel, threshold set
+    threshold: float
+
+
+def fit_rule(train: Sequence[Example]) -> Rule:
+    model, threshold = fitting().rule(train)
+    return Rule(dataclasses.replace(model, threshold=threshold), threshold)
+
+
+def judge_with(rule: Rule, rows: Sequence[dict[str, Any]], workdir: Path, name: str) -> list[dict[str, Any]]:
+    """Verdicts of `check` run with the rule's model and threshold."""
+    model_path = workdir / f"{name}.score_model.json"
+    score_model.save_model(rule.model, str(model_path))
+    config = workdir / f"{name}.toml"
+    config.write_text(f"[detector]\nflag_threshold = {rule.threshold!r}\n"
+                      f"score_model_path = {orjson.dumps(str(model_path)).decode()}\n", encoding="utf-8")
+    return judge(rows, workdir, name, config=config)[0]
+
+
+def never_flag(workdir: Path) -> Path:
+    config = workdir / "never_flag.toml"
+    config.write_text("[detector]\nflag_threshold = 1.0\n", encoding="utf-8")
+    return config
+
+
+def held_out(rule: Rule, rows: Sequence[dict[str, Any]], examples: Sequence[Example], workdir: Path,
+             name: str) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """Judge held-out rows with a rule; the verdicts and the two consistency counts."""
+    verdicts = judge_with(rule, rows, workdir, name)
+    expected = scores_of(examples, rule.model, False)
+    gap = max((abs(float(v["hallucination_score"]) - s) for v, s in zip(verdicts, expected)), default=0.0)
+    agree = sum((s < rule.threshold and e.keepable) == (v["routing"] == "accept" and v["delivered_answer"] == r["answer"])
+                for r, v, e, s in zip(rows, verdicts, examples, expected))
+    return verdicts, {"score_gap": gap, "shortcut_agrees": agree}
+
+
+def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[int], folds: int) -> dict[str, Any]:
+    base, _ = judge(rows, workdir, "never_flag", config=never_flag(workdir))
+    examples = examples_of(rows, base)
+    groups = [e.group for e in examples]
+    runs = []
+    for seed in seeds:
+        fold = score_model.group_folds(groups, folds, seed)
+        verdicts: list[dict[str, Any]] = [{}] * len(rows)
+        gap, agree = 0.0, 0
+        for k in range(folds):
+            held = [i for i, f in enumerate(fold) if f == k]
+            rule = fit_rule([e for e, f in zip(examples, fold) if f != k])
+            judged, consistency = held_out(rule, [rows[i] for i in held], [examples[i] for i in held], workdir,
+                                           f"seed{seed}_fold{k}")
+            gap, agree = max(gap, consistency["score_gap"]), agree + int(consistency["shortcut_agrees"])
+            for i, v in zip(held, judged):
+                verdicts[i] = v
+        runs.append({"seed": seed, "outcomes": figures(rows, verdicts),
+                     "auc": aucs(rows, [float(v["hallucination_score"]) for v in verdicts]),
+                     "score_gap": round(gap, 5), "shortcut_agreement": round(agree / len(rows), 4)})
+    return {"seeds": list(seeds), "folds": folds, "runs": runs, "summary": summarize(runs)}
+
+
+def summarize(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Mean, min and max over seeds of every numeric figure."""
+    def walk(values: Sequence[Any]) -> Any:
+        first = values[0]
+        if isinstance(first, dict):
+            return {k: walk([v.get(k) for v in values]) for k in first if k != "details"}
+        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if not numbers:
+            return None
+        return {"mean": round(statistics.mean(numbers), 4), "min": min(numbers), "max": max(numbers)}
+
+    return {"outcomes": walk([r["outcomes"] for r in runs]), "auc": walk([r["auc"] for r in runs])}
+
+
+# --- the shipped build ---------------------------------------------------------------------------------------
+
+
+def as_shipped(name: str, rows: list[dict[str, Any]], workdir: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    verdicts, cost = judge(rows, workdir, name)
+    _, startup = judge(rows[:1], workdir, f"{name}_one")
+    n, startup_cpu = len(rows), startup["cpu_s"] * cost["processes"]
+    cpu = {"events": n, "processes": cost["processes"], "ner": cost["ner"], "cpu_s": round(cost["cpu_s"], 3),
+           "wall_s": round(cost["wall_s"], 3), "cpu_ms_per_event": round(cost["cpu_s"] * 1000 / n, 3),
+           "startup_cpu_s": round(startup["cpu_s"], 3),
+           "cpu_ms_per_event_minus_startup": round((cost["cpu_s"] - startup_cpu) * 1000 / n, 3)}
+    return verdicts, cpu
+
+
+def shipped_figures(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Figures of the shipped build on these rows (its weights were fitted on all of ragtruth_dev and
+    ragtruth_d2t_dev, so for those files they are in sample)."""
+    return {"outcomes": figures(rows, verdicts), "auc": aucs(rows, [float(v["hallucination_score"]) for v in verdicts])}
+
+
+def development_rows(name: str, locked: bool) -> list[dict[str, Any]]:
+    dev, held = split_rows(read_rows(name))
+    return held if locked else dev
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--label", default="current", help="key under which this run is stored")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[7, 11, 13], help="fold seeds (default 7 11 13)")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--locked", action="store_true", help="judge the locked slice (the lead, once, at the end)")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    run: dict[str, Any] = {"rows": "locked" if args.locked else "development", "machine": machine(),
+                           "datasets": {}}
+    with tempfile.TemporaryDirectory(prefix="trust-") as tmp:
+        workdir = Path(tmp)
+        targets: list[dict[str, Any]] = []
+        target_verdicts: list[dict[str, Any]] = []
+        for name in TARGETS + OTHERS:
+            rows = development_rows(name, args.locked)
+            verdicts, cpu = as_shipped(name, rows, workdir)
+            run["datasets"][name] = {"cpu": cpu, "shipped": shipped_figures(rows, verdicts)}
+            if name in TARGETS:
+                targets += rows
+                target_verdicts += verdicts
+        run["targets"] = {"shipped": shipped_figures(targets, target_verdicts)}
+        if args.locked:
+            dev = [r for name in TARGETS for r in development_rows(name, False)]
+            base, _ = judge(dev, workdir, "never_flag", config=never_flag(workdir))
+            rule = fit_rule(examples_of(dev, base))
+            verdicts = judge_with(rule, targets, workdir, "locked_refit")
+            run["targets"]["fitted_on_development"] = {
+                "outcomes": figures(targets, verdicts),
+                "auc": aucs(targets, [float(v["hallucination_score"]) for v in verdicts]), "threshold": rule.threshold}
+        else:
+            run["targets"]["cv"] = cross_validate(targets, workdir, args.seeds, args.folds)
+    run["seconds"] = round(time.perf_counter() - started, 1)
+    path = store_run("trust", args.label, run)
+    report(run)
+    print(f"wrote {path} [{args.label}] in {run['seconds']} s")
+
+
+# --- the table -----------------------------------------------------------------------------------------------
+
+_ROWS = (("kept", "faithful_kept"), ("caught", "hallucinated_caught"), ("caught@90", "caught_at_90_kept"),
+         ("readable", "changed_readable"), ("strict", "changed_readable_strict"), ("explained", "flags_explained"))
+
+
+def _f(value: Any) -> str:
+    if isinstance(value, dict):
+        value = value.get("mean")
+    return "    -" if value is None else f"{value:5.3f}" if isinstance(value, float) else f"{value:5d}"
+
+
+def report(run: dict[str, Any]) -> None:
+    t = run["targets"]
+    columns = [c for c in (*TASKS, "all") if c in t["shipped"]["outcomes"]]
+    blocks = [("shipped (in sample)", t["shipped"])]
+    if "cv" in t:
+        blocks.append((f"grouped CV, mean of {len(t['cv']['seeds'])} seeds", t["cv"]["summary"]))
+    if "fitted_on_development" in t:
+        blocks.append(("refit on dev, judged here", t["fitted_on_development"]))
+    print(f"== ragtruth_dev + ragtruth_d2t_dev ({run['rows']} rows)")
+    print(f"   {'':<12}" + "".join(f"{c:>10}" for c in columns))
+    for title, block in blocks:
+        print(f"   -- {title}")
+        for label, key in _ROWS:
+            print(f"   {label:<12}" + "".join(f"{_f(block['outcomes'][c][key]):>10}" for c in columns))
+        print(f"   {'ROC AUC':<12}" + "".join(f"{_f(block['auc'].get(c)):>10}" for c in columns))
+        print(f"   {'AUC model×task':<12}{_f(block['auc'].get('within_model_task_macro')):>8} macro over (model, task) cells")
+        print(f"   {'AUC in model':<12}{_f(block['auc'].get('within_model_macro')):>10} macro; "
+              + ", ".join(f"{m.split('-instruct')[0].replace('-chat', '')} {_f(v).strip()}"
+                          for m, v in block["auc"].get("by_model", {}).items()))
+        silent = block["outcomes"]["all"].get("silent")
+        print(f"   {'flagged':<12}{_f(block['outcomes']['all']['flagged']):>10}   silent (unflagged, not accepted "
+              f"unchanged) {_f(silent).strip()}")
+    if "cv" in t:
+        print("   consistency per seed: max score gap "
+              + ", ".join(str(r["score_gap"]) for r in t["cv"]["runs"]) + "; shortcut agreement "
+              + ", ".join(str(r["shortcut_agreement"]) for r in t["cv"]["runs"]))
+    print(f"== shipped defaults{'':<14}{'rows':>6}{'kept':>8}{'caught':>8}{'c@90':>8}{'AUC':>8}{'ms/ev':>8}"
+          f"{'-start':>8}")
+    for name, d in run["datasets"].items():
+        o, cpu = d["shipped"]["outcomes"]["all"], d["cpu"]
+        print(f"   {name:<29}{o['faithful'] + o['hallucinated']:>6}{_f(o['faithful_kept']):>8}"
+              f"{_f(o['hallucinated_caught']):>8}{_f(o['caught_at_90_kept']):>8}{_f(d['shipped']['auc']['all']):>8}"
+              f"{cpu['cpu_ms_per_event']:>8.2f}{cpu['cpu_ms_per_event_minus_startup']:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
