@@ -50,12 +50,13 @@ STREAMS_CACHED = 64
 
 @dataclass(frozen=True)
 class Piece:
-    """A complete sentence: its position in the answer, the sentence, and the text it spans (with the
-    whitespace before the next one)."""
+    """A complete sentence: its position among the sentences, the sentence, the text it spans (with the
+    whitespace before the next one), and where that text ends in the answer (characters)."""
 
     index: int
     sentence: str
     raw: str
+    end: int
 
 
 @dataclass
@@ -63,6 +64,7 @@ class SentenceBuffer:
     """Feed it chunks; it gives back the sentences they complete."""
 
     pending: str = ""  # the text after the last complete sentence
+    offset: int = 0  # where `pending` starts in the answer
     parts: list[str] = field(default_factory=list)
     size: int = 0
     index: int = 0
@@ -105,10 +107,12 @@ class SentenceBuffer:
                 continue
             upto = spans[i + 1][0] if i + 1 < len(spans) else end
             lead = spans[first][0]
-            pieces.append(Piece(self.index + len(pieces), self.pending[lead:stop].strip(), self.pending[begin:upto]))
+            pieces.append(Piece(self.index + len(pieces), self.pending[lead:stop].strip(), self.pending[begin:upto],
+                                self.offset + upto))
             begin, first = upto, i + 1
         self.index += len(pieces)
         self.pending = self.pending[end:]
+        self.offset += end
         return pieces
 
 
@@ -171,10 +175,6 @@ def open_stream(guard: Guard, stream: str, header: bytes) -> dict[str, str] | No
     return None
 
 
-def close_stream(guard: Guard, stream: str) -> None:
-    _bases.pop(stream, None)
-
-
 def check_sentences(guard: Guard, stream: str, header: bytes, pieces: Sequence[Piece]) -> list[StreamedSentence]:
     """Each piece's sentence checked against the stream's context (no drift history: that is the whole answer's)."""
     base = _base(guard, stream, header)
@@ -194,13 +194,14 @@ def check_sentence(guard: Guard, base: Inspection, piece: Piece) -> StreamedSent
         quality = QualityScore.compute(report, healing, guard.config, latency_ms=latency)
     findings = [Statement.of(f) for f in report.hallucinated_statements]
     if quality.routing == ACCEPT:
-        return StreamedSentence(index=piece.index, status=RELEASED, text=piece.raw, findings=findings)
+        return StreamedSentence(index=piece.index, status=RELEASED, text=piece.raw, end=piece.end, findings=findings)
     trailing = piece.raw[len(piece.raw.rstrip()):]
     if quality.routing == HEALED_ACCEPT and healing is not None and healing.strategy in IN_PLACE:
         return StreamedSentence(index=piece.index, status=REPAIRED, text=healing.healed_answer.strip() + trailing,
+                                end=piece.end,
                                 original=piece.sentence, reason=_why(report), strategy=healing.strategy,
                                 findings=findings)
-    return StreamedSentence(index=piece.index, status=WITHHELD, text="", original=piece.sentence,
+    return StreamedSentence(index=piece.index, status=WITHHELD, text="", end=piece.end, original=piece.sentence,
                             reason=_why(report, healing), strategy=healing.strategy if healing else None,
                             findings=findings)
 

@@ -54,7 +54,7 @@ from stream_guard.engine.judging import Judged, JudgedBatch, dump_history, faile
 from stream_guard.engine.pipeline import Guard
 from stream_guard.errors import InternalError
 from stream_guard.logs import use_json_logs
-from stream_guard.text.questions import normalize_question, question_hash
+from stream_guard.text.questions import address
 from stream_guard.wire.events import parse_event
 
 T = TypeVar("T")
@@ -147,21 +147,6 @@ def json_object(payload: bytes) -> dict[str, Any] | None:
     except orjson.JSONDecodeError:
         return None
     return obj if isinstance(obj, dict) else None
-
-
-def address(obj: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
-    """The tenant and the question hash an event object will be judged under (as events.parse_event reads
-    them); None for what it does not have or cannot be (no question, a tenant that is not text)."""
-    if obj is None:
-        return None, None
-    tenant, question = obj.get("tenant"), obj.get("question")
-    tenant = "default" if tenant is None else tenant
-    if not isinstance(tenant, str):
-        return None, None
-    tenant = tenant.strip() or "default"
-    if not isinstance(question, str) or not normalize_question(question):
-        return tenant, None
-    return tenant, question_hash(tenant, question)
 
 
 def shard_key(payload: bytes) -> str | None:

@@ -8,5 +8,6 @@
     alerting.py         alert dedupe records and the per-partition latency budget
     latency.py          per-partition latency windows and lag for the metrics topic
     display.py          one readable line per record (tail, up)
+    webhooks.py         alerts as webhook bodies (Alertmanager, Slack, JSON) for `stream-guard alerts`
     monitoring/         tenant monitoring, the pure part
 """

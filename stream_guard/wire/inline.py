@@ -50,6 +50,8 @@ class StreamedSentence(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     index: Annotated[int, Meta(ge=0)]
     status: SentenceStatus
     text: str
+    end: Annotated[int, Meta(ge=0, description="where the sentence (with its whitespace) ends in the answer as "
+                                               "generated, in characters: what follows is not checked yet")]
     original: Annotated[str, Meta(description="the sentence as generated (repaired or withheld)")] | None = None
     reason: Annotated[str, Meta(description="why it was repaired or withheld")] | None = None
     strategy: Annotated[str, Meta(description="the repair's strategy (heal/)")] | None = None
