@@ -10,11 +10,15 @@ events of different questions run side by side on every process.
 
 Work that is not a whole event (a streamed answer's sentences, engine/incremental.py) runs on a free process
 too, preferring the one that has the stream's context analysed already.
+
+An idle process that dies (killed, out of memory) is replaced at once, before a request needs it: its exit is
+watched on the event loop. A process that dies during a call is the pool's death policy's (engine/pool.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import deque
@@ -57,7 +61,10 @@ class Dispatcher:
     def __post_init__(self) -> None:
         if self.pool.processes < 1:
             raise ValueError("the dispatcher needs judge processes (Pool(..., processes=N), N >= 1)")
-        self._idle = list(range(self.pool.processes))
+        self._idle = []
+        self._watched: dict[int, int] = {}  # idle process -> the exit sentinel watched for it
+        for slot in range(self.pool.processes):
+            self._free(slot)
 
     @property
     def waiting(self) -> int:
@@ -94,9 +101,14 @@ class Dispatcher:
         return value, slot
 
     async def drain(self) -> None:
-        """Wait for every call in flight (the waiting ones are sent as processes free up)."""
+        """Wait for every call in flight (the waiting ones are sent as processes free up), then stop watching the
+        processes: closing the pool ends them, and nothing must replace them then."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        loop = asyncio.get_running_loop()
+        for sentinel in self._watched.values():
+            loop.remove_reader(sentinel)
+        self._watched.clear()
 
     # --- scheduling ---------------------------------------------------------------------------------------------
 
@@ -148,7 +160,7 @@ class Dispatcher:
         self._waiting.extendleft(reversed(kept))
         if slot is None:
             return None
-        self._idle.remove(slot)
+        self._busy(slot)
         return slot, batch
 
     async def _send(self, slot: int, jobs: list[_Job]) -> None:
@@ -161,7 +173,37 @@ class Dispatcher:
             for job in jobs:
                 if job.key is not None and self._in_flight.get(job.key) == slot:
                     del self._in_flight[job.key]
-            self._idle.append(slot)
+            self._free(slot)
+            self._pump()
+
+    def _free(self, slot: int) -> None:
+        """`slot` takes work again; its process's exit is watched meanwhile."""
+        self._idle.append(slot)
+        sentinel = self.pool.sentinel(slot)
+        if sentinel is not None:
+            with contextlib.suppress(RuntimeError):  # no running loop (built outside one): watched from the first call
+                asyncio.get_running_loop().add_reader(sentinel, self._died, slot)
+                self._watched[slot] = sentinel
+
+    def _busy(self, slot: int) -> None:
+        self._idle.remove(slot)
+        sentinel = self._watched.pop(slot, None)
+        if sentinel is not None:
+            asyncio.get_running_loop().remove_reader(sentinel)
+
+    def _died(self, slot: int) -> None:
+        """An idle process exited: replace it now, out of the way of requests."""
+        log.error("judge process %d exited while idle; replacing it", slot)
+        self._busy(slot)
+        task = asyncio.ensure_future(self._revive(slot))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _revive(self, slot: int) -> None:
+        try:
+            await self.pool.revive(slot)
+        finally:
+            self._free(slot)
             self._pump()
 
     async def _judge(self, slot: int, jobs: list[_Job]) -> None:

@@ -591,6 +591,27 @@ class Pool:
         value: T = outcome.value
         return value
 
+    def sentinel(self, index: int) -> int | None:
+        """A file descriptor that becomes readable when process `index` exits (None: it has none now), for a
+        caller that replaces idle processes as they die (engine/dispatch.py) rather than on their next call."""
+        process = self._slots[index].process
+        return process.process.sentinel if process is not None else None
+
+    async def revive(self, index: int) -> None:
+        """Replace process `index`, idle and gone (an out-of-memory kill, a crash), with a loaded one, so that
+        no request waits for the start-up. A process that cannot start leaves the slot empty: its next call
+        starts one."""
+        slot = self._slots[index]
+        if slot.process is not None:
+            slot.process.close(0.0)
+        self.replaced += 1
+        process = slot.process = JudgeProcess(self.options)  # on the loop's thread: it dies with this thread
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, process.wait_ready)
+        except JudgeProcessDied:
+            log.exception("judge process %d could not be replaced", index)
+            slot.process = None
+
     async def _call_async(self, request: Request, index: int = 0) -> Any:
         slot = self._slots[index]
         if slot.process is None:

@@ -71,6 +71,9 @@ class Service:
         self.openapi = orjson.dumps(document(config))
         self.ready = False  # the judge processes have loaded their models
         self.draining = False  # SIGTERM: requests in flight finish, new ones are refused
+        self.active = 0  # requests being answered
+        self._idle = asyncio.Event()
+        self._idle.set()
         self.app = web.Application(middlewares=[self._around])
         self.app.add_routes([
             web.post("/v1/check", self.check),
@@ -91,6 +94,8 @@ class Service:
         route = resource.canonical if resource is not None else "unmatched"
         started = time.perf_counter()
         self.metrics.in_flight.inc()
+        self.active += 1
+        self._idle.clear()
         status = 500
         try:
             try:
@@ -107,9 +112,16 @@ class Service:
             status = exc.status
             raise
         finally:
+            self.active -= 1
+            if not self.active:
+                self._idle.set()
             self.metrics.in_flight.dec()
             self.metrics.requests.labels(route, str(status)).inc()
             self.metrics.latency.labels(route).observe(time.perf_counter() - started)
+
+    async def finished(self) -> None:
+        """Until no request is being answered."""
+        await self._idle.wait()
 
     def _admit(self) -> None:
         if self.draining:

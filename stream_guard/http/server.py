@@ -3,7 +3,8 @@
 Start: the server listens at once (/healthz answers, /readyz says "starting", checks get 503 with Retry-After)
 while the judge processes load their models; then it is ready. SIGTERM or SIGINT: /readyz turns 503, new
 requests are refused (503, connection closed), the listening socket closes, requests in flight are answered
-(for up to `[serve] shutdown_grace_s`), then the judge processes and the drift store are closed.
+(for up to `[serve] shutdown_grace_s`; a streamed answer keeps receiving its chunks), then the judge processes
+and the drift store are closed.
 """
 
 from __future__ import annotations
@@ -64,6 +65,13 @@ async def serve(config: Config, announce: Callable[[str], None] = _say) -> int:
         await stopping
         service.draining = True
         announce(f"stopping: answering the requests in flight (up to {settings.shutdown_grace_s:g} s)")
+        # Not listening any more, but every open connection still read: aiohttp's own shutdown stops reading
+        # them, which would starve a streamed answer whose chunks are still coming.
+        await site.stop()
+        try:
+            await asyncio.wait_for(service.finished(), settings.shutdown_grace_s)
+        except TimeoutError:
+            announce(f"{service.active} request(s) still open after {settings.shutdown_grace_s:g} s: closing them")
         await runner.cleanup()
         await service.dispatcher.drain()
         announce("stopped")
