@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
@@ -39,6 +39,13 @@ from stream_guard.wire.verdict import decode_verdict
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+
+
+def partition_for(key: bytes, partitions: Sequence[int]) -> int:
+    """The partition Kafka's default partitioner (Java's and aiokafka's alike) gives a record keyed `key`."""
+    ordered = sorted(partitions)
+    partition: int = DefaultPartitioner()(key, ordered, ordered)
+    return partition
 
 
 @dataclass
@@ -118,10 +125,8 @@ class KafkaGuardClient:
         await self.close()
 
     def partition(self, topic: str, key: bytes) -> int:
-        """The partition of `topic` a record keyed `key` goes to (Kafka's default partitioner)."""
-        parts = self._partitions[topic]
-        partition: int = DefaultPartitioner()(key, parts, parts)
-        return partition
+        """The partition of `topic` a record keyed `key` goes to."""
+        return partition_for(key, self._partitions[topic])
 
     async def check(self, event: Mapping[str, Any] | bytes | Any, timeout: float | None = None) -> GuardResult:
         """The verdict on one event, or the policy's result when none came within `timeout` seconds (the
