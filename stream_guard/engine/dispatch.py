@@ -2,9 +2,9 @@
 
 Each caller awaits the results of its own events. Whenever a process is free it takes what is waiting, up to a
 batch (greedy: nothing waits for a batch to fill), so a lone request is judged at once and a burst shares the
-pipe round trips. Drift history lives in the pool's store, owned here in the parent as the worker owns its table:
-a batch takes its questions' histories along, the process judges, the new histories are written back before
-anything else about those questions is sent. A question whose events are on a process already waits until that
+pipe round trips. Drift history lives in a HistoryTable (engine/history.py) owned here in the parent, as the
+worker owns its table: a batch takes its questions' histories along as stored bytes, the process judges, the new
+histories are written back before anything else about those questions is sent; the parent never parses them. A question whose events are on a process already waits until that
 batch is back, so each event sees exactly the history the ones before it left, whichever process judges it;
 events of different questions run side by side on every process.
 
@@ -25,7 +25,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
 
-from stream_guard.engine.judging import Judged, dump_history, load_history
+from stream_guard.engine.history import HistoryTable
+from stream_guard.engine.judging import Judged
 from stream_guard.engine.pool import BATCH_SIZE, Call, Pool
 
 T = TypeVar("T")
@@ -52,6 +53,7 @@ class Dispatcher:
     """`await judge(payloads, keys)` for events, `await run(fn, *args)` for other work with a process's Guard."""
 
     pool: Pool
+    histories: HistoryTable
     batch_max: int = BATCH_SIZE
     _waiting: deque[_Job] = field(default_factory=deque)
     _idle: list[int] = field(init=False)
@@ -207,9 +209,8 @@ class Dispatcher:
             self._pump()
 
     async def _judge(self, slot: int, jobs: list[_Job]) -> None:
-        store = self.pool.store
         keys = {job.key for job in jobs if job.key is not None}
-        histories: dict[str, bytes | None] = {key: dump_history(store.get(key)) for key in keys}
+        histories = {key: self.histories.get_raw(key) for key in keys}
         try:
             batch = await self.pool.judge_batch([job.payload for job in jobs], histories, now_ms(), slot=slot)
         except Exception as exc:  # no process could be started for this slot: each event fails, cleanly
@@ -220,7 +221,7 @@ class Dispatcher:
                     job.future.set_result(failed)
             return
         for key, raw in batch.histories.items():
-            store.put(key, load_history(raw), self.pool.config.window_size)
+            self.histories.put_raw(key, raw)
         for job, item in zip(jobs, batch.items):
             if not job.future.done():
                 job.future.set_result(item)

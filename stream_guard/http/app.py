@@ -211,7 +211,7 @@ class Service:
         key = question_hash(tenant, question)
         history = DriftHistory(tenant=tenant, question=question, question_hash=key,
                                window_size=self.config.detector.window_size,
-                               fingerprints=[dict(item) for item in self.pool.store.get(key)])
+                               fingerprints=[dict(item) for item in self.dispatcher.histories.get(key)])
         return _json(_encode(history))
 
     # --- operations ---------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from aiohttp import web
 
 from stream_guard.config.load import Config
 from stream_guard.engine.dispatch import Dispatcher
+from stream_guard.engine.history import HistoryTable
 from stream_guard.engine.pool import Pool, default_jobs
 from stream_guard.http.app import Service
 
@@ -40,9 +41,10 @@ async def serve(config: Config, announce: Callable[[str], None] = _say) -> int:
     processes = settings.processes or default_jobs()
     # The decisions replays make (check, backtest): the quality score's latency part fixed, so an event gets the
     # verdict `stream-guard check` gives it whatever the load on this machine.
-    pool = Pool(config.detector, processes=processes, drift_db=settings.drift_db, batch_size=settings.batch_max)
+    pool = Pool(config.detector, processes=processes, batch_size=settings.batch_max)
+    histories = HistoryTable(settings.drift_db)
     try:
-        service = Service(config, Dispatcher(pool, batch_max=settings.batch_max))
+        service = Service(config, Dispatcher(pool, histories, batch_max=settings.batch_max))
         runner = web.AppRunner(service.app, handle_signals=False, access_log=None,
                                shutdown_timeout=settings.shutdown_grace_s)
         await runner.setup()
@@ -78,3 +80,4 @@ async def serve(config: Config, announce: Callable[[str], None] = _say) -> int:
         return 0
     finally:
         pool.close()
+        histories.close()
