@@ -34,6 +34,7 @@ from stream_guard.agents.topics import ensure_topics
 from stream_guard.client import GuardClient, KafkaGuardClient
 from stream_guard.config.load import load as load_config
 from stream_guard.engine.incremental import SentenceBuffer
+from stream_guard.engine.pool import cpu_seconds as process_cpu_seconds
 from stream_guard.wire.inline import StreamedSentence
 
 # The score model as data (config.score_model) and its fitting (scoring.score_model), under one name.

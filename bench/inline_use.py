@@ -39,7 +39,8 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import (REPO, EmbeddedBroker, GuardClient, KafkaGuardClient, SentenceBuffer,  # noqa: E402
-                   StreamedSentence, check, ensure_topics, load_config, machine, percentile, write_result)
+                   StreamedSentence, check, ensure_topics, load_config, machine, percentile, process_cpu_seconds,
+                   write_result)
 
 DEMO = REPO / "stream_guard" / "samples" / "demo.jsonl"
 CLI = Path(sys.executable).parent / "stream-guard"
@@ -87,20 +88,12 @@ def loadavg() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
 
-def cpu_of(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def tree_cpu(pid: int) -> float:
     """CPU seconds of a process and its children now alive (the server and its judge processes)."""
-    total = cpu_of(pid)
+    total = process_cpu_seconds(pid) or 0.0
     for task in Path(f"/proc/{pid}/task").iterdir():
         for child in (task / "children").read_text().split():
-            total += cpu_of(int(child))
+            total += process_cpu_seconds(int(child)) or 0.0
     return total
 
 
@@ -266,7 +259,6 @@ def check_cpu(folder: Path, count: int) -> dict[str, Any]:
 async def kafka_round_trip(broker: str, folder: Path, rate: float, seconds: float) -> dict[str, Any]:
     settings = load_config(env={}, stream={"broker": broker}).stream
     await ensure_topics(settings)
-    port = 0
     log = open(folder / "worker.log", "wb")
     web = _free_port()
     env = {**os.environ, "STREAM_GUARD_SESSION_TIMEOUT_S": "6", "STREAM_GUARD_HEARTBEAT_INTERVAL_S": "1.5"}
@@ -275,7 +267,7 @@ async def kafka_round_trip(broker: str, folder: Path, rate: float, seconds: floa
                               env=env)
     try:
         deadline = time.monotonic() + 180
-        while not _worker_ready(web):
+        while not Served.ready(f"http://127.0.0.1:{web}"):  # the worker's /readyz: 200 once it is ready
             if worker.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit((folder / "worker.log").read_text()[-3000:])
             await asyncio.sleep(0.3)
@@ -300,7 +292,7 @@ async def kafka_round_trip(broker: str, folder: Path, rate: float, seconds: floa
                 tasks.append(asyncio.ensure_future(one(payload, due)))
             await asyncio.gather(*tasks)
         return {"rate": rate, "events": len(payloads), "outcomes": outcomes, **summary(latencies),
-                "loadavg_before": load0, "loadavg_after": loadavg(), "port": port}
+                "loadavg_before": load0, "loadavg_after": loadavg()}
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(timeout=60)
@@ -313,14 +305,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _worker_ready(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as response:
-            return bool(orjson.loads(response.read()).get("ready"))
-    except (OSError, ValueError):
-        return False
 
 
 def main() -> None:

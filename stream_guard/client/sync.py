@@ -51,44 +51,14 @@ class _Loop:
         self.loop.close()
 
 
-class SyncGuardClient:
-    """GuardClient (client/http.py) for synchronous code; the same arguments."""
+class _Sync:
+    """An async client run on a loop of its own: what both sync clients share."""
 
-    def __init__(self, url: str = DEFAULT_URL, **options: Any) -> None:
+    def __init__(self, client: GuardClient | KafkaGuardClient) -> None:
         self._loop = _Loop()
-        self._client = GuardClient(url, **options)
-        self._loop.run(self._client.start())
-
-    @property
-    def registry(self) -> CollectorRegistry:
-        return self._client.registry
-
-    def check(self, event: Mapping[str, Any] | bytes | Any, timeout: float | None = None) -> GuardResult:
-        return self._loop.run(self._client.check(event, timeout))
-
-    def check_stream(self, event: Mapping[str, Any] | bytes | Any, chunks: Iterable[str], *,
-                     timeout: float | None = None) -> Iterator[StreamedSentence | GuardResult]:
-        return self._loop.iterate(self._client.check_stream(event, chunks, timeout=timeout))
-
-    def close(self) -> None:
-        self._loop.run(self._client.close())
-        self._loop.close()
-
-    def __enter__(self) -> "SyncGuardClient":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class SyncKafkaGuardClient:
-    """KafkaGuardClient (client/kafka.py) for synchronous code; the same arguments."""
-
-    def __init__(self, broker: str, **options: Any) -> None:
-        self._loop = _Loop()
-        self._client = KafkaGuardClient(broker, **options)
+        self._client = client
         try:
-            self._loop.run(self._client.start())
+            self._loop.run(client.start())
         except BaseException:
             self._loop.close()
             raise
@@ -104,8 +74,28 @@ class SyncKafkaGuardClient:
         self._loop.run(self._client.close())
         self._loop.close()
 
-    def __enter__(self) -> "SyncKafkaGuardClient":
+    def __enter__(self) -> "_Sync":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class SyncGuardClient(_Sync):
+    """GuardClient (client/http.py) for synchronous code; the same arguments."""
+
+    _client: GuardClient
+
+    def __init__(self, url: str = DEFAULT_URL, **options: Any) -> None:
+        super().__init__(GuardClient(url, **options))
+
+    def check_stream(self, event: Mapping[str, Any] | bytes | Any, chunks: Iterable[str], *,
+                     timeout: float | None = None) -> Iterator[StreamedSentence | GuardResult]:
+        return self._loop.iterate(self._client.check_stream(event, chunks, timeout=timeout))
+
+
+class SyncKafkaGuardClient(_Sync):
+    """KafkaGuardClient (client/kafka.py) for synchronous code; the same arguments."""
+
+    def __init__(self, broker: str, **options: Any) -> None:
+        super().__init__(KafkaGuardClient(broker, **options))

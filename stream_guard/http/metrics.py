@@ -10,26 +10,13 @@
 
 from __future__ import annotations
 
-import platform
 from typing import Iterator
 
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    CollectorRegistry,
-    Counter,
-    GCCollector,
-    Gauge,
-    Histogram,
-    Info,
-    PlatformCollector,
-    ProcessCollector,
-    disable_created_metrics,
-    generate_latest,
-)
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-import stream_guard
 from stream_guard.engine.dispatch import Dispatcher
+from stream_guard.ops.process_metrics import service_registry
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 REQUEST_BUCKETS_S = (0.001, 0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.05, 0.075, 0.1, 0.25,
@@ -40,8 +27,7 @@ DELAY_BUCKETS_S = (0.0005, 0.001, 0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02,
 
 class ServeMetrics:
     def __init__(self, dispatcher: Dispatcher) -> None:
-        disable_created_metrics()  # no `_created` series: Prometheus does not read them (as the worker)
-        r = self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry = service_registry("aiohttp", "prometheus-client")
         self.requests = Counter("stream_guard_http_requests", "HTTP requests answered, by route and status.",
                                 ["route", "status"], registry=r)
         self.latency = Histogram("stream_guard_http_request_seconds", "From a request's arrival to its response "
@@ -55,11 +41,6 @@ class ServeMetrics:
         self.sentence_delay = Histogram("stream_guard_streamed_sentence_delay_seconds",
                                         "From the chunk that completed a streamed sentence being read to the "
                                         "sentence's line being written.", buckets=DELAY_BUCKETS_S, registry=r)
-        Info("stream_guard_build", "The running build.", registry=r).info(
-            {"version": stream_guard.__version__, "python": platform.python_version()})
-        ProcessCollector(registry=r)
-        PlatformCollector(registry=r)
-        GCCollector(registry=r)
         r.register(_JudgeCollector(dispatcher))
 
     def text(self) -> bytes:

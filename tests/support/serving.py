@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from processes import terminate
 
 from stream_guard.engine.pool import die_with_parent
 
@@ -75,16 +76,10 @@ class Server:
 
     def stop(self, timeout: float = 60.0) -> int:
         assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-                raise AssertionError(f"serve ignored SIGTERM:\n{self.log()}") from None
-        self._log.close()
-        return self.proc.returncode
+        try:
+            return terminate(self.proc, timeout, "serve", self.log)
+        finally:
+            self._log.close()
 
     def log(self) -> str:
         try:
