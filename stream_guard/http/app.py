@@ -102,6 +102,9 @@ class Service:
                 if route.startswith("/v1/"):
                     self._admit()
                 response = await handler(request)
+            except CallFailed as failed:  # a judge process could not take a call (it died, or ran too long)
+                refused = refusal(STATUS.get(failed.stage, 500), "$", failed.reason, failed.stage)
+                response = _json(_encode(refused.failure), refused.status)
             except Refused as refused:
                 response = _json(_encode(refused.failure), refused.status, refused.headers)
                 if refused.status in (413, 503):
@@ -186,17 +189,20 @@ class Service:
         response = web.StreamResponse(headers={"Content-Type": NDJSON, "Cache-Control": "no-cache"})
         await response.prepare(request)
         relay = _Relay(self, response, stream, header, slot)
-        failure = await relay.run(lines)
-        if failure is None:
-            (judged,) = await self.dispatcher.judge([stream_payload(header, relay.buffer.answer)], [key])
-            self._count(judged)
-            if judged.verdict is not None:
-                await response.write(_VERDICT_LINE + judged.verdict + b"}\n")
-            else:
-                failure = failure_of(judged)
-        if failure is not None:
-            await response.write(_encode(StreamFailure(failure)) + b"\n")
-        await response.write_eof()
+        try:
+            failure = await relay.run(lines)
+            if failure is None:
+                (judged,) = await self.dispatcher.judge([stream_payload(header, relay.buffer.answer)], [key])
+                self._count(judged)
+                if judged.verdict is not None:
+                    await response.write(_VERDICT_LINE + judged.verdict + b"}\n")
+                else:
+                    failure = failure_of(judged)
+            if failure is not None:
+                await response.write(_encode(StreamFailure(failure)) + b"\n")
+            await response.write_eof()
+        except ConnectionResetError:  # the caller went away mid-stream: nothing left to tell it
+            log.info("a streamed answer's caller disconnected after %d chunk(s)", relay.chunks)
         return response
 
     # --- drift history --------------------------------------------------------------------------------------------
