@@ -183,10 +183,16 @@ class KafkaGuardClient:
             raise
         reader.ready.set_result(None)
         dead_letters = topic == self.topics.dlq
-        while True:
-            batches = await consumer.getmany(tp, timeout_ms=1000)
-            for record in batches.get(tp, ()):
-                self._arrived(record, dead_letters)
+        try:
+            while True:
+                batches = await consumer.getmany(tp, timeout_ms=1000)
+                for record in batches.get(tp, ()):
+                    self._arrived(record, dead_letters)
+        except (KafkaError, OSError) as exc:  # the next check starts a new reader; waiting ones get their policy
+            log.warning("reading %s[%d] failed (%s); a new reader starts with the next check", topic, partition, exc)
+            self._readers.pop((topic, partition), None)
+            with contextlib.suppress(Exception):
+                await consumer.stop()
 
     def _arrived(self, record: Any, dead_letter: bool) -> None:
         headers = [(name, value or b"") for name, value in record.headers or ()]

@@ -178,12 +178,14 @@ def open_stream(guard: Guard, stream: str, header: bytes) -> dict[str, str] | No
 def check_sentences(guard: Guard, stream: str, header: bytes, pieces: Sequence[Piece]) -> list[StreamedSentence]:
     """Each piece's sentence checked against the stream's context (no drift history: that is the whole answer's)."""
     base = _base(guard, stream, header)
-    return [check_sentence(guard, base, piece) for piece in pieces]
+    # One entity pass for the sentences that completed together (spaCy's cost is largely per call).
+    inspections = guard.detector.with_entities([base.with_answer(piece.sentence) for piece in pieces])
+    return [check_sentence(guard, base, inspection, piece) for inspection, piece in zip(inspections, pieces)]
 
 
-def check_sentence(guard: Guard, base: Inspection, piece: Piece) -> StreamedSentence:
-    """One sentence, judged and routed as an answer that is only this sentence would be."""
-    inspection = guard.detector.with_entities([base.with_answer(piece.sentence)])[0]
+def check_sentence(guard: Guard, base: Inspection, inspection: Inspection, piece: Piece) -> StreamedSentence:
+    """One sentence (`inspection`: the base with the sentence as its answer, entities found), judged and routed as
+    an answer that is only this sentence would be."""
     report = guard.detector.analyze(inspection, ())
     latency = guard.quality_latency_ms
     healing: HealingResult | None = None
