@@ -179,22 +179,31 @@ class Dispatcher:
             self._pump()
 
     def _free(self, slot: int) -> None:
-        """`slot` takes work again; its process's exit is watched meanwhile."""
+        """`slot` takes work again. Its process's exit is watched (a call may have replaced the process: then
+        the new one's); a process that exits during a call is the call's to handle (engine/pool.py)."""
         self._idle.append(slot)
         sentinel = self.pool.sentinel(slot)
-        if sentinel is not None:
-            with contextlib.suppress(RuntimeError):  # no running loop (built outside one): watched from the first call
-                asyncio.get_running_loop().add_reader(sentinel, self._died, slot)
+        watched = self._watched.get(slot)
+        if sentinel == watched:
+            return
+        with contextlib.suppress(RuntimeError):  # no running loop (built outside one): watched from the first call
+            loop = asyncio.get_running_loop()
+            if watched is not None:
+                loop.remove_reader(watched)
+                del self._watched[slot]
+            if sentinel is not None:
+                loop.add_reader(sentinel, self._died, slot)
                 self._watched[slot] = sentinel
 
     def _busy(self, slot: int) -> None:
         self._idle.remove(slot)
-        sentinel = self._watched.pop(slot, None)
-        if sentinel is not None:
-            asyncio.get_running_loop().remove_reader(sentinel)
 
     def _died(self, slot: int) -> None:
-        """An idle process exited: replace it now, out of the way of requests."""
+        """A process exited. Idle: replace it now, out of the way of requests; busy: its call does (and its
+        replacement is watched once the call is over). Either way this exit is not watched any more."""
+        asyncio.get_running_loop().remove_reader(self._watched.pop(slot))
+        if slot not in self._idle:
+            return
         log.error("judge process %d exited while idle; replacing it", slot)
         self._busy(slot)
         task = asyncio.ensure_future(self._revive(slot))
