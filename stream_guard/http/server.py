@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import socket
 import sys
 from typing import Callable
 
@@ -21,6 +22,7 @@ from stream_guard.config.load import Config
 from stream_guard.engine.dispatch import Dispatcher
 from stream_guard.engine.history import HistoryTable
 from stream_guard.engine.pool import Pool, default_jobs
+from stream_guard.errors import ConfigurationError
 from stream_guard.http.app import Service
 
 log = logging.getLogger(__name__)
@@ -36,8 +38,18 @@ def run(config: Config, announce: Callable[[str], None] = _say) -> int:
     return asyncio.run(serve(config, announce))
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before any judge process is started: a port in use fails at once."""
+    try:
+        return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+                                    backlog=1024)
+    except OSError as exc:
+        raise ConfigurationError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
 async def serve(config: Config, announce: Callable[[str], None] = _say) -> int:
     settings = config.serve
+    sock = listen(settings.host, settings.port)
     processes = settings.processes or default_jobs()
     # The decisions replays make (check, backtest): the quality score's latency part fixed, so an event gets the
     # verdict `stream-guard check` gives it whatever the load on this machine.
@@ -48,9 +60,9 @@ async def serve(config: Config, announce: Callable[[str], None] = _say) -> int:
         runner = web.AppRunner(service.app, handle_signals=False, access_log=None,
                                shutdown_timeout=settings.shutdown_grace_s)
         await runner.setup()
-        site = web.TCPSite(runner, settings.host, settings.port, backlog=1024)
+        site = web.SockSite(runner, sock)
         await site.start()
-        port = runner.addresses[0][1] if runner.addresses else settings.port
+        port = sock.getsockname()[1]
         announce(f"listening on http://{settings.host}:{port} (drift history in {settings.drift_db}; "
                  f"{'bearer tokens required' if service.tokens.required else 'no tokens configured: open'})")
         stop = asyncio.Event()
@@ -81,3 +93,4 @@ async def serve(config: Config, announce: Callable[[str], None] = _say) -> int:
     finally:
         pool.close()
         histories.close()
+        sock.close()

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -117,3 +120,12 @@ def test_sigterm_answers_the_requests_in_flight_and_refuses_new_ones(tmp_path: P
     finally:
         assert server.stop(timeout=60) == 0
     assert "stopping: answering the requests in flight" in server.log() and "stopped" in server.log()
+
+
+def test_a_port_in_use_is_refused_before_any_judge_process_starts() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "stream_guard", "serve", "--port", str(port), "--ner", "regex"],
+                              capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr
