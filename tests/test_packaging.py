@@ -31,6 +31,7 @@ def test_the_wheel_adds_one_top_level_package_and_ships_the_streaming_edge_insid
     assert any(name.endswith(".dist-info/licenses/LICENSE") or name.endswith(".dist-info/LICENSE") for name in names)
 
 
+@pytest.mark.long  # a fresh venv and openai-agents' dependencies: about two minutes of CPU
 def test_installed_beside_openai_agents_both_import(wheel: Path, tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)

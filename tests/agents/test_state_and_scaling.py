@@ -21,7 +21,7 @@ from streamkit import Names, Worker, event, new_worker, produce, read_json, wait
 
 from stream_guard.agents.clients import read_all
 
-pytestmark = [pytest.mark.broker, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(300)]
 
 SKU_Q = "What is the price of SKU-441?"
 SKU_CTX = ["SKU-441 (wireless headset) is priced at $49.99.", "Free shipping applies to orders over $35."]

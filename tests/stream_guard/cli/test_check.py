@@ -85,6 +85,8 @@ import os  # noqa: E402
 
 import pytest  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every test runs the command: a process start-up each
+
 from stream_guard.cli import check as cli  # noqa: E402
 from stream_guard.engine import pool as parallel  # noqa: E402
 from stream_guard.engine.judging import judge_payloads  # noqa: E402
