@@ -44,7 +44,7 @@ from stream_guard.config.load import Config, command_flags, load
 from stream_guard.errors import BrokerError, ConfigurationError, InputError, StreamGuardError, report
 from stream_guard.wire.deadletter import view as dead_letter_view
 from stream_guard.ops.display import line_for
-from stream_guard.wire.events import EventError
+from stream_guard.wire.events import EventError, split_events
 from stream_guard.wire.labels import decode_label
 from stream_guard.logs import use_json_logs
 from stream_guard.config.stream import StreamSettings
@@ -186,15 +186,17 @@ async def produce_lines(broker: str, topic: str, lines: Sequence[bytes], *, prog
     return sent
 
 
-def read_lines(path: str) -> list[bytes]:
+def read_events(path: str) -> tuple[str, list[bytes]]:
+    """The payloads of a file of events (JSONL, a JSON array or one JSON object) and what it was read as."""
     source = sys.stdin.buffer if path == "-" else open(path, "rb")
     with source:
-        return [line.rstrip(b"\r\n") for line in source if line.strip()]
+        return split_events(source.read())
 
 
 def cmd_produce(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="stream-guard produce", description="Publish AnswerEvent JSONL.")
-    parser.add_argument("path", help="JSONL file, or - for stdin")
+    parser = argparse.ArgumentParser(prog="stream-guard produce",
+                                     description="Publish AnswerEvents: JSONL, a JSON array or one JSON object.")
+    parser.add_argument("path", help="file of events (JSONL, or a JSON array, pretty-printed or not), or - for stdin")
     parser.add_argument("--topic", help="default: the answers topic (rag.answers)")
     parser.add_argument("--interval", type=float, default=0.0, help="seconds between events (default none)")
     _common(parser)
@@ -203,9 +205,10 @@ def cmd_produce(argv: Sequence[str]) -> int:
     settings = _config(args).stream
     topic = args.topic or settings.topics.answers
     try:
-        lines = read_lines(args.path)
+        kind, lines = read_events(args.path)
     except OSError as exc:
         raise InputError(f"cannot read {args.path}: {exc}") from None
+    _say(f"read {len(lines)} events from {args.path} ({kind})")
     try:
         sent = asyncio.run(produce_lines(broker, topic, lines, interval=args.interval,
                                          options=client_options(settings)))
@@ -398,7 +401,7 @@ def cmd_up(argv: Sequence[str]) -> int:
     _common(parser)
     args = parser.parse_args(argv)
     try:
-        lines = read_lines(args.events or str(demo_events_path()))
+        _, lines = read_events(args.events or str(demo_events_path()))
     except OSError as exc:
         raise ConfigurationError(str(exc)) from None
     settings = _config(args).stream  # a bad value is refused here, with the key, not by the worker it would start
