@@ -114,7 +114,7 @@ class Worker:
             return False
         return status == 200 and bool(orjson.loads(body).get("ready"))
 
-    def wait_ready(self, timeout: float = 90.0) -> "Worker":
+    def wait_ready(self, timeout: float = 180.0) -> "Worker":  # a start-up beside other test files can be slow
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             assert self.proc is not None
