@@ -38,7 +38,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATA_DIR, chunks_of, group_key, machine, store_run  # noqa: E402
+from _data import chunks_of, data_path, group_key, machine, store_run  # noqa: E402
 
 from stream_guard.ops.evaluation import confusion, roc_auc  # noqa: E402
 from stream_guard.heal.readability import readability_problems  # noqa: E402
@@ -171,7 +171,7 @@ def main() -> None:
     target_verdicts: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.datasets:
-            path = DATA_DIR / f"{name}.jsonl"
+            path = data_path(name)
             rows = read_jsonl(path)
             out = Path(tmp) / f"{name}.verdicts.jsonl"
             cost = run_check(path, out, args.ner)

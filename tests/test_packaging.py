@@ -28,6 +28,8 @@ def test_the_wheel_adds_one_top_level_package_and_ships_the_streaming_edge_insid
     top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert top == {"stream_guard"}
     assert "stream_guard/agents/app.py" in names and "stream_guard/py.typed" in names
+    # The samples a fresh install runs on: the demo and the labelled file calibrate and the benchmarks take.
+    assert {"stream_guard/samples/demo.jsonl", "stream_guard/samples/labelled.jsonl"} <= set(names)
     assert any(name.endswith(".dist-info/licenses/LICENSE") or name.endswith(".dist-info/LICENSE") for name in names)
 
 
