@@ -18,8 +18,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(REPO)],
-                   check=True, capture_output=True, timeout=600)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--wheel-dir", str(out), str(REPO)],
+                           check=True, capture_output=True, text=True, timeout=600)
+    # No packaging warning (setuptools' "Package would be ignored", package-data naming files that are absent).
+    warnings = [line for line in (built.stdout + built.stderr).splitlines() if "Warning" in line]
+    assert not warnings, "\n".join(warnings)
     return next(out.glob("stream_guard-*.whl"))
 
 
