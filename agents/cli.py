@@ -95,7 +95,8 @@ def _worker_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ner", choices=("spacy", "regex", "auto"), help="entity recognizer")
     parser.add_argument("--preset", help="threshold preset (general, strict, noisy)")
     parser.add_argument("--app-id", help="consumer group and state prefix (default stream-guard)")
-    parser.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
+    parser.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"),
+                        help="least severe log level written (default info)")
     parser.add_argument("--log-format", choices=("text", "json"),
                         help="json: every log line (ours, Faust's, aiokafka's) one JSON object (default: "
                              "$STREAM_GUARD_LOG_FORMAT, else text)")
@@ -270,8 +271,9 @@ async def _tail(broker: str, topic: str, kind: str, from_beginning: bool, limit:
 
 def cmd_tail(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="stream-guard tail", description="Print a guard topic as it arrives.")
-    parser.add_argument("stream", choices=STREAMS)
-    parser.add_argument("--from-beginning", action="store_true")
+    parser.add_argument("stream", choices=STREAMS, help="which guard topic to print")
+    parser.add_argument("--from-beginning", action="store_true",
+                        help="start at the topic's first record (default: only what arrives from now on)")
     parser.add_argument("--max", type=int, help="stop after N records")
     parser.add_argument("--to-end", action="store_true", help="stop at the end the topic had when tail started")
     parser.add_argument("--format", choices=("json", "pretty"), default="json",
@@ -395,9 +397,9 @@ def cmd_up(argv: Sequence[str]) -> int:
     parser.add_argument("--data-dir", help="worker state (default: a temporary directory)")
     parser.add_argument("--web-port", type=int, help="worker web port (default: a free one)")
     parser.add_argument("--config", help="TOML file with [detector] and [stream] tables")
-    parser.add_argument("--ner", choices=("spacy", "regex", "auto"))
-    parser.add_argument("--preset")
-    parser.add_argument("--app-id")
+    parser.add_argument("--ner", choices=("spacy", "regex", "auto"), help="entity recognizer (default auto)")
+    parser.add_argument("--preset", help="threshold preset (general, strict, noisy)")
+    parser.add_argument("--app-id", help="consumer group and state prefix (default stream-guard)")
     _common(parser)
     args = parser.parse_args(argv)
     try:
