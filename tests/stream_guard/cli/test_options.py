@@ -36,3 +36,12 @@ def test_every_option_has_help(command: str, monkeypatch: pytest.MonkeyPatch) ->
     missing = [action.option_strings or [action.dest] for action in parser._actions
                if not isinstance(action, argparse._HelpAction) and not (action.help or "").strip()]
     assert not missing, f"stream-guard {command}: no help for {missing}"
+
+
+def test_topic_is_the_destination_topic_and_from_to_a_range(monkeypatch: pytest.MonkeyPatch) -> None:
+    options = {command: {o for a in parser_of(command, monkeypatch)._actions for o in a.option_strings}
+               for command in ("produce", "replay-dlq", "backtest")}
+    assert "--topic" in options["produce"] and "--topic" in options["replay-dlq"]
+    assert {"--from", "--to"} <= options["backtest"]
+    replay = {a.option_strings[0]: a.help for a in parser_of("replay-dlq", monkeypatch)._actions if a.option_strings}
+    assert replay["--to"] == "deprecated: --topic"
