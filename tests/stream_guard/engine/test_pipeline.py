@@ -3,7 +3,6 @@ import pytest
 
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.wire.events import AnswerEvent
-from stream_guard.heal.claim_prune import PRUNE_NOTE
 from stream_guard.engine.history import MemoryHistory
 from stream_guard.engine.pipeline import EventFailure, Guard
 from stream_guard.text.questions import question_hash
@@ -37,7 +36,8 @@ def test_billing_contradiction_is_patched_and_cycle_normalized(guard):
     verdict, _ = guard.evaluate(BILLING)
     assert verdict.routing == "healed_accept"
     # The contradicted sentence is patched; "cancel at any time" is in no source, so it does not stay.
-    assert verdict.delivered_answer == "The Pro plan costs $120 per year, billed annually. " + PRUNE_NOTE
+    assert verdict.delivered_answer == ("The Pro plan costs $120 per year, billed annually. Note: removed what the "
+                                        "sources do not support: a statement.")
 
 
 def test_price_drift_after_stable_history_is_caught_and_rewritten(guard):
@@ -171,3 +171,16 @@ def test_process_does_not_append_a_redelivered_event_twice(guard):
     guard.process(CLEAN, store)
     guard.process(CLEAN, store)
     assert len(store.get(question_hash(CLEAN.tenant, CLEAN.question))) == 1
+
+
+def test_a_rewrite_from_crawled_chunks_falls_back_and_the_verdict_says_why(guard):
+    # The only source text is a crawl artefact (a chunk cut mid-word, sentences glued): nothing clean to rebuild
+    # the answer from, so the user gets the fallback message and the verdict says why.
+    context = ("ost of tiling a bathroom floor runs about $800.Prices rise with mosaic tiles and labour.",)
+    event = AnswerEvent(event_id="crawl", question="How much does tiling a bathroom floor cost?", context=context,
+                        answer="Tiling a bathroom floor costs $25,000 and Dr. Tile Master guarantees it for life.")
+    verdict, _ = guard.evaluate(event)
+    assert verdict.flagged and verdict.routing == "fallback"
+    assert verdict.delivered_answer == guard.config.fallback_message
+    assert verdict.reason is not None and verdict.reason.code == "hallucination"
+    assert "clean prose" in verdict.reason.detail or "would not read like the answer" in verdict.reason.detail

@@ -7,7 +7,6 @@ import pytest
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.detector import HallucinationDetector
 from stream_guard.heal import HallucinationHealer
-from stream_guard.heal.claim_prune import PRUNE_NOTE
 from stream_guard.heal.grounding_rewrite import PREFIX_FIGURES
 from stream_guard.scoring.quality import QualityScore
 from stream_guard.wire.report import FindingType, Risk
@@ -50,9 +49,10 @@ def test_scenario_1_confident_wrong_deadline_is_patched(detector):
     report, result, quality = run(detector, "What is the deadline for returning a damaged item?", RETURNS, answer)
     assert report.risk is Risk.CRITICAL and report.has_contradiction
     assert result.strategy == "contradiction_patch"
-    # The value is patched in place; the unsupported boast next to it is removed, with a note saying so.
+    # The value is patched in place; the unsupported boast next to it is removed, with one note naming it.
     assert result.healed_answer == (
-        "You have exactly 14 days to return a damaged item and receive a full refund. " + PRUNE_NOTE
+        "You have exactly 14 days to return a damaged item and receive a full refund. Note: removed what the "
+        "sources do not support: a statement."
     )
     assert result.passed and result.final_risk.rank <= Risk.MEDIUM.rank
     assert not result.final_report.has_contradiction
