@@ -157,8 +157,9 @@ _ABBREVIATION_RE = re.compile(r"(?:\b[A-Za-z]\.|\b(?:etc|vs|approx|incl|esp|cf|c
 _LOWER_OK = frozenset("iphone ipad ios ebay imac ipod".split())
 _CONNECTIVE_AFTER_INTRO_RE = re.compile(
     r":\s+(?:But|And|Or|So|However|Additionally|Also|Moreover|Therefore|Furthermore|Nonetheless|Yet)\b")
-# A list item: a number and a stop at a line start, or after a sentence when the list is written inline.
-_NUMBERED_RE = re.compile(r"(?:^\s*|(?<=[.!?:])\s+)(\d{1,2})[.)]\s+[A-Z*]", re.M)
+# A list item: a number and a stop at a line start, or after a sentence when the list is written inline. Only
+# horizontal space before it: "\s*" at every line start would rescan a run of blank lines once per line.
+_NUMBERED_RE = re.compile(r"(?:^[ \t]*+|(?<=[.!?:])[ \t]++)(\d{1,2})[.)][ \t]++[A-Z*]", re.M)
 _INTRO_LINE_RE = re.compile(r":\s*$")
 
 
