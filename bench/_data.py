@@ -22,7 +22,7 @@ import orjson
 from types import SimpleNamespace
 
 from stream_guard.config import score_model as _model_data
-from stream_guard.heal.readability import readability_problems, reading_problems
+from stream_guard.heal.readability import prose_problems, repair_problems
 from stream_guard.ops.calibration import Example, Fitting, choose_threshold, scores_of
 from stream_guard.ops.evaluation import roc_auc
 from stream_guard.scoring import score_model as _model_fitting

@@ -16,9 +16,9 @@ Figures, per task type (QA, Summary, Data2txt) and overall, on ragtruth_dev + ra
   threshold below which 90% of the faithful answers of the same column score (each task its own; "all" one
   threshold for the pooled rows; in cross-validation over the pooled out-of-fold scores). At the shipped
   threshold it equals "caught" whenever every unflagged answer is delivered unchanged;
-- changed readable: changed answers passing the project's readability test (readability_problems: prose, no
-  dump); "strict" adds the reading checks every repair must pass (heal/readability.py reading_problems: first
-  person or quotes spliced in, stacked notes, crawl artefacts, broken lists) on repairs;
+- changed readable: changed answers passing the project's readability test (heal/readability.py prose_problems:
+  prose, no dump the original did not have); "strict" is the whole test every repair must pass (repair_problems:
+  also first person or quotes spliced in, stacked notes, crawl artefacts, broken lists) on repairs;
 - flags explained: flagged verdicts whose `triggered` names a deciding check (anything but drift) and whose
   every hallucinated statement carries evidence (a source sentence and value for a contradiction; what no
   source mentions otherwise); and "silent": routed away from accept, or changed, with `flagged: false`;
@@ -76,8 +76,8 @@ from _data import (  # noqa: E402
     judge,
     machine,
     read_rows,
-    readability_problems,
-    reading_problems,
+    prose_problems,
+    repair_problems,
     roc_auc,
     score_model,
     scores_of,
@@ -140,9 +140,9 @@ def outcome(row: dict[str, Any], verdict: dict[str, Any]) -> Counter[str]:
         c.update(faithful=1, kept=unchanged and verdict.get("routing") == "accept")
     if not unchanged:
         texts, ids = chunks_of(row)
-        readable = not readability_problems(delivered, texts, ids)
+        readable = not prose_problems(delivered, row["answer"], texts, ids)
         repaired = verdict.get("routing") == "healed_accept"
-        strict = reading_problems(delivered, row["answer"]) if repaired else ()
+        strict = repair_problems(delivered, row["answer"], texts, ids) if repaired else ()
         c.update(changed=1, readable=readable, strict_readable=readable and not strict)
         c.update(f"reading:{p}" for p in strict)
     if verdict.get("flagged"):

@@ -41,7 +41,7 @@ from stream_guard.config.detector import DetectorConfig
 from stream_guard.wire.events import Chunk
 from stream_guard.heal import claim_prune, contradiction_patch, entity_scrub, grounding_rewrite, note, safe_decline
 from stream_guard.heal.delivery_safety import unsafe_reasons
-from stream_guard.heal.readability import readability_problems, reading_problems
+from stream_guard.heal.readability import prose_problems, reading_problems
 from stream_guard.heal.recalibrate import recalibrate_confidence
 from stream_guard.heal.result import (
     CLAIM_PRUNE,
@@ -111,7 +111,7 @@ def failure_reason(report: HallucinationReport) -> str | None:
 def refusal_reason(text: str, inspection: Inspection) -> str | None:
     """Why a repair may not be shown to a user whatever its re-inspection says, or None: it is not prose, it
     does not read like the answer it replaces (inspection.answer), or it is unsafe to deliver."""
-    problems = readability_problems(text, inspection.raw_texts, [c.id for c in inspection.chunks])
+    problems = prose_problems(text, inspection.answer, inspection.raw_texts, [c.id for c in inspection.chunks])
     if problems:
         return f"it is not readable prose ({', '.join(problems)})"
     problems = reading_problems(text, inspection.answer)

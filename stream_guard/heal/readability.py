@@ -216,8 +216,16 @@ def reading_problems(repair: str, original: str) -> tuple[str, ...]:
     return tuple(name for name, count in READING_CHECKS.items() if count(repair) > count(original))
 
 
+def prose_problems(repair: str, original: str, chunk_texts: Sequence[str] = (),
+                   chunk_ids: Sequence[str] = ()) -> tuple[str, ...]:
+    """readability_problems of `repair` that `original` did not have: an answer written in markdown, or citing a
+    chunk by its id in a marker ("[policy-7]"), keeps its heading and its markers in a repair."""
+    had = set(readability_problems(original, chunk_texts, chunk_ids)) if original.strip() else set()
+    return tuple(p for p in readability_problems(repair, chunk_texts, chunk_ids) if p not in had)
+
+
 def repair_problems(repair: str, original: str, chunk_texts: Sequence[str] = (),
                     chunk_ids: Sequence[str] = ()) -> tuple[str, ...]:
-    """The one test a repair must pass to be delivered: prose (readability_problems) that reads like the answer
-    it replaces (reading_problems). Empty when it passes."""
-    return readability_problems(repair, chunk_texts, chunk_ids) + reading_problems(repair, original)
+    """The one test a repair must pass to be delivered: prose (prose_problems) that reads like the answer it
+    replaces (reading_problems). Empty when it passes."""
+    return prose_problems(repair, original, chunk_texts, chunk_ids) + reading_problems(repair, original)

@@ -80,3 +80,11 @@ def test_clean_prose_passes(repair):
 def test_only_what_the_repair_introduced_counts():
     original = "I think we open at 9. Our staff say it's \"busy\"."
     assert reading_problems("We open at 9. Our staff say it's \"busy\".", original) == ()
+
+
+def test_a_repair_keeps_the_markup_and_markers_its_answer_had():
+    original = "## Returns\n- Returns are accepted within 14 days [policy-7].\n- Shipping is free to the moon."
+    repair = "## Returns\n- Returns are accepted within 14 days [policy-7]."
+    assert "markup" in readability_problems(repair, [], ["policy-7"])  # a heading, a chunk id: were it new ...
+    assert repair_problems(repair, original, [], ["policy-7"]) == ()  # ... but the answer had them
+    assert "markup" in repair_problems("## Returns\nReturns take 14 days.", "Returns take 14 days.")
