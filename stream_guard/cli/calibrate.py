@@ -66,8 +66,6 @@ def _breakdown(examples: Sequence[Example], made: Sequence[LabelledDecision]) ->
 def _weights(chosen: ScoreModel, current: ScoreModel) -> list[str]:
     rows = [(f"evidence {name}", w, dict(zip(current.evidence, current.weights)).get(name, 0.0))
             for name, w in zip(chosen.evidence, chosen.weights)]
-    rows += [(f"modulator {name}", v, dict(zip(current.modulators, current.modulator_weights)).get(name, 0.0))
-             for name, v in zip(chosen.modulators, chosen.modulator_weights)]
     rows += [(f"offset {kind}", chosen.offsets[kind], current.offset(kind)) for kind in chosen.offsets]
     return [f"  {'':<32}{'chosen':>9}{'current':>9}"] + [f"  {name:<32}{a:+9.3f}{b:+9.3f}" for name, a, b in rows]
 

@@ -38,15 +38,10 @@ EVIDENCE: tuple[str, ...] = (
     "structured_ungrounded",  # record x ungrounded_fraction
 )
 
-# Modulators: what an answer looks like (how many claims, how assertive, how long a record description is).
-# They tell one model's style from another's, so they may weigh the evidence but never make a score on their
-# own: the evidence term is multiplied by exp(modulator_weights . (values - modulator_means)), which is 0 when
-# the evidence is.
-MODULATORS: tuple[str, ...] = (
-    "claims",  # log(1 + claims)
-    "confidence",  # assertiveness of the wording (confidence check score)
-    "structured_claims",  # record x log(1 + claims)
-)
+# Not features: what tells one model's style from another's (how many claims, how long, how assertive). Within
+# the answers of one model they separate little, and a score they could raise would flag an answer for how its
+# model writes, not for anything it says. Letting them scale the evidence instead (exp(v . style) x evidence)
+# was measured and did no better than the evidence alone (grouped CV on the development rows: docs in README).
 
 # The shape of the task, inferred from the event (scoring/score_model.py: task_kind): each kind has its own
 # offset, placed so that one threshold keeps the same share of faithful answers in each.
@@ -68,17 +63,13 @@ MODEL_VERSION = 2
 
 
 class ScoreModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The score model as data. `weights` align with `evidence` (each >= 0), `modulator_weights` and
-    `modulator_means` with `modulators`; `offsets` holds one offset per task kind; `signals` maps hard-signal
-    names to their probabilities (`drift` is used only where drift is configured to count, as in
-    stream_guard.compat); `threshold` is the flag_threshold chosen for this model (the default one, for the
-    shipped model)."""
+    """The score model as data. `weights` align with `evidence` (each >= 0); `offsets` holds one offset per task
+    kind; `signals` maps hard-signal names to their probabilities (`drift` is used only where drift is
+    configured to count, as in stream_guard.compat); `threshold` is the flag_threshold chosen for this model (the
+    default one, for the shipped model)."""
 
     evidence: tuple[str, ...]
     weights: tuple[float, ...]
-    modulators: tuple[str, ...]
-    modulator_weights: tuple[float, ...]
-    modulator_means: tuple[float, ...]
     offsets: dict[str, float]
     signals: dict[str, float]
     threshold: float = 0.40
@@ -91,10 +82,7 @@ class ScoreModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def __post_init__(self) -> None:
         if len(self.evidence) != len(self.weights):
             raise ValueError(f"score model: {len(self.evidence)} evidence features but {len(self.weights)} weights")
-        if not len(self.modulators) == len(self.modulator_weights) == len(self.modulator_means):
-            raise ValueError("score model: modulators, modulator_weights and modulator_means differ in length")
-        for name, known, names in (("evidence feature", EVIDENCE, self.evidence),
-                                   ("modulator", MODULATORS, self.modulators), ("task kind", KINDS, self.offsets),
+        for name, known, names in (("evidence feature", EVIDENCE, self.evidence), ("task kind", KINDS, self.offsets),
                                    ("signal", SIGNALS, self.signals)):
             unknown = sorted(set(names) - set(known))
             if unknown:
@@ -114,13 +102,8 @@ class ScoreModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return next(iter(self.offsets.values()))
 
     def logit(self, values: Mapping[str, float], kind: str) -> float:
-        """offset(kind) + exp(modulators) x evidence: no evidence, no more than the offset."""
-        evidence = sum(w * values.get(name, 0.0) for name, w in zip(self.evidence, self.weights))
-        if evidence <= 0.0:
-            return self.offset(kind)
-        lean = sum(v * (values.get(name, 0.0) - m)
-                   for name, v, m in zip(self.modulators, self.modulator_weights, self.modulator_means))
-        return self.offset(kind) + math.exp(min(max(lean, -20.0), 20.0)) * evidence
+        """offset(kind) + weights . evidence: nothing but the evidence moves it, and only upwards."""
+        return self.offset(kind) + sum(w * values.get(name, 0.0) for name, w in zip(self.evidence, self.weights))
 
     def grounding_probability(self, values: Mapping[str, float], kind: str) -> float:
         """The soft evidence, in (0, 1): the logistic curve over `logit`."""
@@ -131,9 +114,6 @@ class ScoreModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             "version": self.version,
             "evidence": list(self.evidence),
             "weights": [round(w, 6) for w in self.weights],
-            "modulators": list(self.modulators),
-            "modulator_weights": [round(w, 6) for w in self.modulator_weights],
-            "modulator_means": [round(m, 6) for m in self.modulator_means],
             "offsets": {k: round(v, 6) for k, v in self.offsets.items()},
             "signals": {k: round(v, 6) for k, v in self.signals.items()},
             "threshold": self.threshold,

@@ -10,11 +10,11 @@
   counts only for an answer with at least one such finding (`Observation.finding`): with no finding, no soft
   evidence and no flag. Its probability is a logistic curve over
 
-      offset[kind] + exp(v . (modulators - means)) x (w . evidence),   w >= 0
+      offset[kind] + w . evidence,   w >= 0
 
-  so what tells one model's style from another's (how many claims, how assertive) weighs the evidence and never
-  raises the score on its own, and each kind of task (a summary, an answer to a question, a short extractive
-  answer, a record described) has its own offset.
+  Nothing that tells one model's style from another's (how many claims, how long, how assertive) is a feature,
+  so none can raise a score on its own; each kind of task (a summary, an answer to a question, a short
+  extractive answer, a record described) has its own offset.
 
 The model is plain data (config/score_model.py: ScoreModel), so `stream-guard calibrate` (ops/calibration.py) can
 refit it on a platform's own labelled traffic and a config can point at the result
@@ -38,7 +38,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from stream_guard.config.score_model import EVIDENCE, KINDS, MODULATORS, ScoreModel
+from stream_guard.config.score_model import EVIDENCE, KINDS, ScoreModel
 
 _CAP = 4.0
 # A short extractive answer: a question answered in one claim of at most this many words ("Violanta", "The
@@ -87,13 +87,15 @@ def _kinds(check: Any) -> set[str]:
 
 
 def feature_values(checks: Mapping[str, Any]) -> dict[str, float]:
-    """The evidence and modulator values of one answer from its checks (CheckResult objects or their JSON)."""
+    """The evidence values of one answer from its checks (CheckResult objects or their JSON), with what the task
+    kind is read from (record, question, claim count) and the style quantities kept for analysis (`claims`,
+    `confidence`: no model reads them)."""
     faith = checks.get("faithfulness")
     claims = _detail(faith, "claims")
     structured = 1.0 if _detail(faith, "structured") else 0.0
     question = 1.0 if _detail(faith, "has_question") else 0.0
     confidence = float(_part(checks.get("confidence"), "score", 0.5) or 0.5)
-    values = {name: 0.0 for name in EVIDENCE + MODULATORS}
+    values = {name: 0.0 for name in EVIDENCE}
     values.update(structured=structured, has_question=question, confidence=confidence, claim_count=claims)
     if claims <= 0:
         return values
@@ -114,7 +116,6 @@ def feature_values(checks: Mapping[str, Any]) -> dict[str, float]:
         claims=log_claims,
         structured_novel=structured * novel,
         summary_novel=summary * novel,
-        structured_claims=structured * log_claims,
         structured_ungrounded=structured * ungrounded,
     )
     return values
@@ -238,59 +239,24 @@ def _balanced_weights(kinds: Sequence[str], labels: Sequence[int]) -> list[float
     return [totals[k] / (2.0 * counts[(k, bool(y))]) for k, y in zip(kinds, labels)]
 
 
-def _minimise(f: Callable[[Any], tuple[float, Any]], x: Any, iterations: int = 500) -> Any:
-    """BFGS with a backtracking line search (numpy; the problems here have a few dozen parameters)."""
+def _logistic(x: Any, y: Any, l2: float, sample_weight: Any, free: int) -> Any:
+    """L2-regularised, weighted logistic regression by Newton's method. The first `free` columns (the task kinds'
+    offsets) are not shrunk."""
     import numpy as np
 
-    n = len(x)
-    inverse = np.eye(n)
-    fx, g = f(x)
-    for _ in range(iterations):
-        d = -inverse @ g
-        if g @ d >= 0:
-            inverse, d = np.eye(n), -g
-        t = 1.0
-        while True:
-            xn = x + t * d
-            fn, gn = f(xn)
-            if fn <= fx + 1e-4 * t * (g @ d) or t < 1e-12:
-                break
-            t *= 0.5
-        s, y = xn - x, gn - g
-        done = abs(fx - fn) <= 1e-10 * (1.0 + abs(fx))
-        x, fx, g = xn, fn, gn
-        if done or float(np.max(np.abs(g))) < 1e-8:
+    sw = np.asarray(sample_weight, dtype=float)
+    w = np.zeros(x.shape[1])
+    reg = l2 * np.eye(x.shape[1])
+    reg[:free, :free] = 0.0
+    for _ in range(60):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -60, 60)))
+        gradient = x.T @ (sw * (p - y)) + reg @ w
+        hessian = x.T @ (x * (sw * p * (1 - p))[:, None]) + reg + 1e-9 * np.eye(x.shape[1])
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if float(np.max(np.abs(step))) < 1e-8:
             break
-        sy = s @ y
-        if sy > 1e-12:
-            rho = 1.0 / sy
-            eye = np.eye(n)
-            inverse = (eye - rho * np.outer(s, y)) @ inverse @ (eye - rho * np.outer(y, s)) + rho * np.outer(s, s)
-    return x
-
-
-def _fit_scaled(e: Any, a: Any, kind_index: Any, y: Any, sw: Any, kinds: int, l2: float) -> tuple[Any, Any, Any]:
-    """Weights (w, v, b) maximising the weighted, L2-penalised likelihood of p = sigmoid(b[k] + exp(a v) (e w))."""
-    import numpy as np
-
-    ne, na = e.shape[1], a.shape[1]
-
-    def loss(theta: Any) -> tuple[float, Any]:
-        w, v, b = theta[:ne], theta[ne:ne + na], theta[ne + na:]
-        scale = np.exp(np.clip(a @ v, -20, 20))
-        ev = e @ w
-        z = b[kind_index] + scale * ev
-        p = 1.0 / (1.0 + np.exp(-np.clip(z, -60.0, 60.0)))
-        value = float((sw * (np.logaddexp(0.0, z) - y * z)).sum() + 0.5 * l2 * (w @ w + v @ v))
-        r = sw * (p - y)
-        grad = np.concatenate([e.T @ (r * scale) + l2 * w, a.T @ (r * scale * ev) + l2 * v,
-                               np.bincount(kind_index, r, minlength=kinds)])
-        return value, grad
-
-    theta = np.zeros(ne + na + kinds)
-    theta[ne + na:] = -1.0
-    theta = _minimise(loss, theta)
-    return theta[:ne], theta[ne:ne + na], theta[ne + na:]
+    return w
 
 
 def _logit(p: float) -> float:
@@ -303,7 +269,6 @@ def fit(
     labels: Sequence[int],
     *,
     evidence: Sequence[str] = EVIDENCE,
-    modulators: Sequence[str] = MODULATORS,
     l2: float = 1.0,
     keep_rate: float = 0.90,
     threshold: float = 0.40,
@@ -311,9 +276,9 @@ def fit(
     balance: bool = True,
     fitted_on: str = "",
 ) -> ScoreModel:
-    """Fit the evidence and modulator weights on labelled observations (1 = hallucinated) of the weighted kinds
-    that have a finding, then place each kind's offset (`_place_offsets`). An evidence weight that comes out
-    negative is held at zero and the rest refitted: more evidence never lowers the score."""
+    """Fit the evidence weights on labelled observations (1 = hallucinated) of the weighted kinds that have a
+    finding, then place each kind's offset (`_place_offsets`). An evidence weight that comes out negative is held
+    at zero and the rest refitted: more evidence never lowers the score."""
     import numpy as np
 
     if len(observations) != len(labels) or not observations:
@@ -321,33 +286,27 @@ def fit(
     rows = [i for i, o in enumerate(observations) if o.finding and o.kind in WEIGHTED_KINDS]
     if not rows:  # e.g. only short answers: fit what there is
         rows = [i for i, o in enumerate(observations) if o.finding]
-    evidence, modulators = list(evidence), list(modulators)
-    kinds_present = sorted({observations[i].kind for i in rows}, key=KINDS.index)
-    e_all = np.array([[observations[i].values.get(f, 0.0) for f in evidence] for i in rows], dtype=float)
-    a_raw = np.array([[observations[i].values.get(f, 0.0) for f in modulators] for i in rows], dtype=float)
-    e_all, a_raw = e_all.reshape(len(rows), len(evidence)), a_raw.reshape(len(rows), len(modulators))
-    means = a_raw.mean(axis=0) if len(rows) else np.zeros(len(modulators))
-    a = a_raw - means
+    evidence = list(evidence)
+    kinds = sorted({observations[i].kind for i in rows}, key=KINDS.index)
+    one_hot = np.array([[float(observations[i].kind == k) for k in kinds] for i in rows]).reshape(len(rows), len(kinds))
+    x = np.array([[observations[i].values.get(f, 0.0) for f in evidence] for i in rows], dtype=float)
+    x = x.reshape(len(rows), len(evidence))
     y = np.array([1.0 if labels[i] else 0.0 for i in rows])
-    kind_index = np.array([kinds_present.index(observations[i].kind) for i in rows], dtype=int)
     sw = (np.array(_balanced_weights([observations[i].kind for i in rows], [labels[i] for i in rows]))
           if balance else np.ones(len(rows)))
     kept = list(range(len(evidence)))
     while True:
-        w_kept, v, b = _fit_scaled(e_all[:, kept], a, kind_index, y, sw, len(kinds_present), l2)
-        negative = [j for j, wj in zip(kept, w_kept) if wj < 0]
+        coef = _logistic(np.hstack([one_hot, x[:, kept]]), y, l2, sw, len(kinds))
+        negative = [j for j, wj in zip(kept, coef[len(kinds):]) if wj < 0]
         if not negative:
             break
         kept = [j for j in kept if j not in negative]
     w = np.zeros(len(evidence))
-    w[kept] = w_kept
+    w[kept] = coef[len(kinds):]
     model = ScoreModel(
         evidence=tuple(evidence),
-        weights=tuple(float(max(x, 0.0)) for x in w),
-        modulators=tuple(modulators),
-        modulator_weights=tuple(float(x) for x in v),
-        modulator_means=tuple(float(x) for x in means),
-        offsets={k: float(b[i]) for i, k in enumerate(kinds_present)},
+        weights=tuple(float(max(v, 0.0)) for v in w),
+        offsets={k: float(coef[i]) for i, k in enumerate(kinds)} or {QUESTION: 0.0},
         signals=dict(signals),
         threshold=threshold,
         keep_rate=keep_rate,
