@@ -65,6 +65,16 @@ def load_events(name: str, limit: int | None = None) -> list[AnswerEvent]:
     return events
 
 
+def development_events(name: str, limit: int | None = None) -> list[AnswerEvent]:
+    """The development rows of a labelled file as events (the locked slice left out), in file order."""
+    dev, _ = split_rows(read_rows(name))
+    events = []
+    for raw in dev[:limit] if limit else dev:
+        extra = {k: raw[k] for k in ("task_type", "source", "hallucination_type") if raw.get(k)}
+        events.append(parse_event({**raw, "metadata": {**(raw.get("metadata") or {}), **extra}}))
+    return events
+
+
 def machine() -> dict[str, object]:
     return {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()}
 
