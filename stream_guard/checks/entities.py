@@ -236,7 +236,7 @@ def _sentence_of(entity: Entity, inspection: Inspection) -> str:
     if entity.start >= 0:
         i = bisect_right([start for start, _ in spans], entity.start) - 1
         if i >= 0 and entity.start < spans[i][1]:
-            return inspection.answer[spans[i][0] : spans[i][1]]
+            return inspection.answer_text[spans[i][0] : spans[i][1]]
         return entity.text
     return next((s for s in inspection.answer_sentences if entity.text in s), entity.text)
 
@@ -262,7 +262,7 @@ class EntityCheck:
     def entities(self, inspection: Inspection) -> tuple[Entity, ...]:
         if inspection.answer_entities is not None:
             return inspection.answer_entities
-        if not inspection.answer.strip():
+        if not inspection.answer_text.strip():
             return ()
         return batch_answer_entities(self._recognizer, [inspection])[0]
 

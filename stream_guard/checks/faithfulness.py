@@ -296,7 +296,7 @@ class FaithfulnessCheck:
         self._threshold = config.faithfulness_threshold
 
     def groundings(self, inspection: Inspection) -> list[ClaimGrounding]:
-        claims = extract_claims(inspection.answer, inspection.answer_sentences)
+        claims = extract_claims(inspection.answer_text, inspection.answer_sentences)
         if not claims:
             return []
         # A repair is re-inspected against the same context and mostly repeats the original's claims: the

@@ -5,6 +5,7 @@
     questions.py    question keys (the hash drift history and partitions follow)
     claims.py       an answer's claims
     spans.py        where each sentence sits, for repairs
+    markup.py       answer formats: markdown and citation markers apart from the claim text, mapped back
     ner.py          named entities (spaCy, or the regex fallback)
     quantities/     numbers, units and money, durations and ranges, and how two quantities compare
     records.py      structured chunks (JSON, key-value tables) read as fields and a prose view

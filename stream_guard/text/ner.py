@@ -438,7 +438,7 @@ def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[In
     around capitalised words absent from that inspection's context (nowhere else can a name be missing
     from it); the regex backend covers the rest, whose names are all in the context anyway but still
     count as checked entities."""
-    answers = [inspection.answer for inspection in inspections]
+    answers = [inspection.answer_text for inspection in inspections]
     if isinstance(recognizer, RegexRecognizer):
         return recognizer.extract(answers)
     jobs: list[tuple[int, int, str]] = []  # (inspection index, offset in the answer, text for NER)
@@ -446,10 +446,10 @@ def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[In
     fallback: list[list[Entity]] = [[] for _ in inspections]
     for i, inspection in enumerate(inspections):
         context_words = frozenset(_WORD_RE.findall(inspection.context_lower))
-        for citation in find_citations(inspection.answer):
+        for citation in find_citations(inspection.answer_text):
             per_answer[i].add(citation)
         budget = MAX_NER_CHARS
-        for offset, sentence in _sentence_offsets(inspection.answer):
+        for offset, sentence in _sentence_offsets(inspection.answer_text):
             spans = _novel_spans(sentence, context_words) if budget > 0 else []
             if spans:
                 for w_start, w_end in _windows(sentence, spans, WINDOW_WORDS):
