@@ -25,7 +25,7 @@ from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import CheckResult, Finding
 
-KINDS = ("numeric", "swapped_value", "date", "negation", "billing")
+KINDS = ("numeric", "bound", "swapped_value", "date", "negation", "billing")
 
 
 class ContradictionCheck:

@@ -27,7 +27,8 @@ from stream_guard.checks.base import elapsed_ms
 from stream_guard.text.claims import Claim, claim_words, extract_claims
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.inspection import CHUNK_CACHE_SIZE, Inspection
-from stream_guard.text.quantities import Quantity, comparable, extract_quantities, may_contain_quantity, values_agree
+from stream_guard.text.quantities import Quantity, bears_out, comparable, extract_quantities, may_contain_quantity, same_value
+from stream_guard.text.quantities.bounds import BOUNDS
 from stream_guard.wire.report import CheckResult, Finding, FindingType
 from stream_guard.checks.record_claims import (
     FieldConflict,
@@ -127,9 +128,15 @@ class _ContextFacts:
         return self._pools
 
     def supports(self, q: Quantity) -> bool:
-        if q.unit is None and _normalize_number(f"{q.magnitude:g}") in self.numbers:
+        """Whether the context states `q`: the same value anywhere (in any comparable form), or a value that
+        bears it out (a range holding it, a figure meeting its bound) said of the same subject. A limit in the
+        context supports only itself, and an answer's range must lie inside the context's, never the reverse."""
+        if q.unit is None and q.qualifier not in BOUNDS and _normalize_number(f"{q.magnitude:g}") in self.numbers:
             return True
-        if any(comparable(q, c) and values_agree(q, c) for c in self.pools.get(q.dimension, ())):
+        pool = [c for c in self.pools.get(q.dimension, ()) if comparable(q, c)]
+        if any(same_value(q, c) for c in pool):
+            return True
+        if any(bears_out(c, q) and (q.subject & c.subject) - q.counted for c in pool):
             return True
         # "5 mg per day" where the context states "5 mg": the amount is attested (the numeric check does the
         # same; a rate is never compared with a plain amount as if they were alike).
@@ -186,6 +193,33 @@ def _best_sentence(stems: frozenset[str], inspection: Inspection) -> tuple[float
     return count / len(stems), best_index
 
 
+# A quotation of at least this many characters found verbatim in a chunk is grounded by the chunk.
+_QUOTE_RE = re.compile(r"[\"“]([^\"“”\n]{12,600})[\"”]")
+# Words around a verbatim quote that are only its framing ("As the source puts it:"); more is a claim of its own.
+_FRAMING_WORDS = 4
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.lower().replace("’", "'").split())
+
+
+def _without_verbatim_quotes(text: str, inspection: Inspection) -> tuple[str, bool]:
+    """The claim text with every quotation the context holds verbatim blanked out, and whether there was one."""
+    if '"' not in text and "“" not in text:
+        return text, False
+    context = inspection.memo.get(("folded context",))
+    if context is None:
+        context = inspection.memo.setdefault(("folded context",), _folded(inspection.context_text))
+    out, cursor, found = [], 0, False
+    for m in _QUOTE_RE.finditer(text):
+        if _folded(m.group(1)).strip(" .,;:") in context:  # type: ignore[operator]
+            out.append(text[cursor : m.start()])
+            out.append(" ")
+            cursor, found = m.end(), True
+    out.append(text[cursor:])
+    return "".join(out), found
+
+
 def ground_claim(
     claim: Claim,
     inspection: Inspection,
@@ -194,7 +228,10 @@ def ground_claim(
 ) -> ClaimGrounding:
     facts = numbers if isinstance(numbers, _ContextFacts) else _ContextFacts(inspection, numbers)
     text, missing_numbers = _figures(claim.text, facts) if may_contain_quantity(claim.text) else (claim.text, ())
+    text, quoted = _without_verbatim_quotes(text, inspection)
     words = claim_words(text)
+    if quoted and len(words) <= _FRAMING_WORDS:
+        words = []  # a verbatim quote and its framing ("As the source puts it: ...") is grounded by the quote
     if facts.neutral:
         words = [w for w in words if stem(w) not in facts.neutral]
     stems = frozenset(stem(w) for w in words)
@@ -296,7 +333,7 @@ class FaithfulnessCheck:
         self._threshold = config.faithfulness_threshold
 
     def groundings(self, inspection: Inspection) -> list[ClaimGrounding]:
-        claims = extract_claims(inspection.answer_text, inspection.answer_sentences)
+        claims = extract_claims(inspection.answer_text, inspection.answer_sentences, inspection.question)
         if not claims:
             return []
         # A repair is re-inspected against the same context and mostly repeats the original's claims: the

@@ -5,6 +5,8 @@ Two shapes are caught:
 - numeric: the answer's value occurs nowhere in the context (in any comparable form: "two weeks" is
   "14 days", "1,200" is "1200"), while the context gives a different value of the same dimension for the
   same subject ("30 days" vs "14 days" for returns).
+- bound: the same figure under another limit ("at least 10 users" where the source says "up to 10 users", "at
+  least $50,000" for "shall not exceed $50,000"); the finding's values are the whole phrases.
 - swapped_value: the answer's value does occur in the context, but attached to another subject; the
   context gives the answer's subject a different value ("Basic costs $10, Pro costs $20" -> "Pro costs $10").
 
@@ -25,7 +27,8 @@ from stream_guard.checks.alignment import (
     surface_words,
     tied_to_subject,
 )
-from stream_guard.text.quantities import Quantity, comparable, values_agree, written_in
+from stream_guard.text.quantities import Quantity, bears_out, comparable, same_value, values_agree, written_in
+from stream_guard.text.quantities.bounds import BOUNDS
 from stream_guard.wire.report import Finding
 
 
@@ -64,11 +67,18 @@ def analyze_numeric(view: ContradictionView) -> NumericAnalysis:
             checked += 1
             others = neighbours(quantities, k)
             pool = [p for p in pools.get(q.dimension, ()) if comparable(q, p.quantity)]
-            agreeing = [p for p in pool if values_agree(q, p.quantity)]
+            # The same value anywhere, or a value that bears it out said of the same subject (a range holding it,
+            # a figure meeting its bound): never a limit or a range that merely does not exclude it.
+            agreeing = [
+                p for p in pool
+                if same_value(q, p.quantity)
+                or bears_out(p.quantity, q) and _same_subject(q, p, overlaps, len(sentence.stems)) is not None
+            ]
             rivals = [p for p in pool if not _accounted(p.quantity, q, others)]
             # A bare count written anywhere in the context ("131 were affected") is attested, even when the
-            # context words it differently from the answer.
-            if agreeing or (q.unit is None and written_in(context_text, q.magnitude)):
+            # context words it differently from the answer (unless the answer makes it a limit).
+            literal = q.unit is None and q.qualifier not in BOUNDS and written_in(context_text, q.magnitude)
+            if agreeing or literal:
                 own_stems = sentence.stems - frozenset().union(*(o.subject for o in others))
                 swap = _swapped(view, q, own_stems, agreeing, rivals, overlaps)
                 if swap is not None:
@@ -198,11 +208,29 @@ def _subject_words(statement: str, *quantities: Quantity) -> str:
 
 
 def _numeric_finding(view: ContradictionView, statement: str, q: Quantity, rival: _Placed) -> Finding:
+    theirs = rival.quantity
     evidence = (
-        f"answer says '{q.text}' but the source says '{rival.quantity.text}' "
-        f"for '{_subject_words(statement, q, rival.quantity)}'"
+        f"answer says '{q.lead}{q.text}' but the source says '{theirs.lead}{theirs.text}' "
+        f"for '{_subject_words(statement, q, theirs)}'"
     )
+    if q.qualifier != theirs.qualifier and _same_number(q, theirs):
+        # The same figure under another limit ("at least 10" for "up to 10"): the bound words are the value.
+        return contradiction_finding(
+            view, rival.sentence, kind="bound", statement=statement, evidence=evidence,
+            answer_value=f"{q.lead}{q.text}", source_value=f"{_PLAIN_BOUND.get(theirs.qualifier, '')}{theirs.text}",
+        )
     return _quantity_finding(view, "numeric", statement, q, rival, evidence)
+
+
+# The source's limit as a repair writes it into the answer's sentence ("shall not exceed $50,000" -> "no more
+# than $50,000"); the evidence quotes the source as written.
+_PLAIN_BOUND = {"at_most": "no more than ", "at_least": "at least ", "approx": "about "}
+
+
+def _same_number(a: Quantity, b: Quantity) -> bool:
+    return abs(a.low - b.low) <= max(a.precision, b.precision, 1e-9 * abs(a.low)) and abs(a.high - b.high) <= max(
+        a.precision, b.precision, 1e-9 * abs(a.high)
+    )
 
 
 def _swap_finding(

@@ -33,6 +33,9 @@ class Quantity:
     # A rate's numerator alone, (unit, value): "5 mg per day" -> ("kg", 5e-6). Lets the numeric check accept
     # "5 mg per day" where the context says "5 mg" without ever comparing a rate with a plain amount.
     numerator: tuple[str, float] | None = None
+    # The bound or approximation words written before the value, as written up to it ("no more than "), so
+    # `lead + text` is the literal phrase a finding quotes and a repair replaces; "" when there are none.
+    lead: str = ""
 
     @property
     def is_range(self) -> bool:

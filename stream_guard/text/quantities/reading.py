@@ -21,13 +21,10 @@ from stream_guard.text.quantities.numbers import (
     _read_words,
 )
 from stream_guard.text.quantities.quantity import Quantity
+from stream_guard.text.quantities.bounds import BOUND_WORDS, qualifier
 from stream_guard.text.quantities.ranges import (
-    _APPROX,
     _DURATION_LEADS,
-    _LOWER_BOUND,
-    _UPPER_BOUND,
     _parse_half,
-    _qualifier,
     _read_hyphen_range,
     _read_range,
 )
@@ -95,9 +92,7 @@ _NOT_SUBJECT = (
     | NUMBER_WORDS
     | _UNIT_MODIFIERS
     | _BUSINESS_MODIFIERS
-    | frozenset(_APPROX)
-    | frozenset(_LOWER_BOUND)
-    | frozenset(_UPPER_BOUND)
+    | BOUND_WORDS
     | frozenset("per total percentage point points half roughly exactly only just approximately old aged".split())
 )
 
@@ -241,6 +236,7 @@ def _parse_digits(text: str, toks: list[_Tok], i: int) -> _Parse | int | None:
         glued = _read_glued_suffix(toks, i, parse)
         if glued is not None:
             return glued
+    _read_legal_numeral(toks, parse)
     _read_tail(toks, parse)
     if parse.unit is None and parse.scale == 1.0 and _is_year(tok, parse):
         return None  # "in 2019", "2019 to 2021": the dates check owns years; "2000 mg" stays a quantity
@@ -303,6 +299,7 @@ def _parse_spelled(toks: list[_Tok], i: int) -> _Parse | int | None:
         return read.last + 1  # "in nineteen ninety-nine": a year, which the dates check owns
     value, last = read.value, read.last
     parse = _Parse(first=i, last=last, value=value, decimals=0)
+    _read_legal_numeral(toks, parse)
     _read_tail(toks, parse)
     # "one" and bare spelled numbers are too often pronouns or idioms ("one of the", "the two of them");
     # keep them only with a unit, money, a scale, or (from "two" up) a counted noun.
@@ -312,6 +309,25 @@ def _parse_spelled(toks: list[_Tok], i: int) -> _Parse | int | None:
     if toks[i].low == "one" and parse.unit is None:
         return None
     return parse
+
+
+def _read_legal_numeral(toks: list[_Tok], parse: _Parse) -> None:
+    """"thirty (30) days", "30 (thirty) days": the number written twice, as contracts write it, is one value
+    (the digits decide if the two differ)."""
+    j = parse.last + 1
+    if j + 2 >= len(toks) or toks[j].text != "(":
+        return
+    inner = toks[j + 1]
+    if _is_digits(inner) and toks[j + 2].text == ")":
+        if parse.first == parse.last and _is_digits(toks[parse.first]):
+            return  # "30 (30)" is not a legal numeral
+        parse.value, parse.decimals = _read_digits(inner)
+        parse.last = j + 2
+        return
+    if inner.low in _ONES or inner.low in _TENS:
+        read = _read_words(toks, j + 1)
+        if read is not None and not read.year and read.last + 1 < len(toks) and toks[read.last + 1].text == ")":
+            parse.last = read.last + 1
 
 
 def _parse_article(toks: list[_Tok], i: int) -> _Parse | None:
@@ -367,6 +383,7 @@ def _finish(text: str, toks: list[_Tok], parse: _Parse, spans: list[tuple[int, i
         value, low, high, precision = magnitude, magnitude, (parse.high or parse.value) * parse.scale, 0.5
     start, end = toks[parse.first].start, toks[parse.last].end
     counted = _counted(toks, parse) if unit is None else frozenset()
+    kind, lead = qualifier(toks, parse.first, parse.last)
     return Quantity(
         text=text[start:end],
         start=start,
@@ -377,7 +394,8 @@ def _finish(text: str, toks: list[_Tok], parse: _Parse, spans: list[tuple[int, i
         unit=unit.unit if unit else None,
         subject=_subject(toks, parse, spans, k),
         counted=counted,
-        qualifier=_qualifier(toks, parse.first),
+        qualifier=kind,
+        lead=text[toks[lead].start : start] if lead < parse.first else "",
         precision=precision,
         magnitude=magnitude,
         numerator=_numerator(unit, magnitude),
