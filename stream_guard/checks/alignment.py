@@ -249,3 +249,59 @@ def surface_words(text: str, stems: frozenset[str], limit: int = 4) -> str:
             if len(out) >= limit:
                 break
     return ", ".join(out)
+
+
+# --------------------------------------------------------------------------------------------------
+# Word-valued values (schedules, frequencies, obligations, exceptions): the source sentence an answer
+# sentence restates, compared value against value
+# --------------------------------------------------------------------------------------------------
+
+# Context sentences an answer sentence is compared with, best aligned first. The labelled data has at most 55
+# sharing a stem with one answer sentence: the cap does not bind there.
+MAX_RESTATING = 32
+
+
+def restating(
+    view: ContradictionView, sentence: AnswerSentence, exclude: frozenset[str] = frozenset(), minimum: int = 2
+) -> list[tuple[int, int]]:
+    """(shared stems, context id) of the context sentences that restate `sentence`, most shared first: at least
+    `minimum` shared content stems (fewer only when the sentence has fewer), not counting `exclude` (the value
+    words themselves, which are what differs) nor the fields of a structured record (record_claims owns them)."""
+    stems = sentence.stems - exclude
+    if not stems:
+        return []
+    need = min(minimum, len(stems))
+    fields = view.inspection.field_sentence_ids
+    scored = [
+        (shared, i)
+        for i in view.answer_overlaps[sentence.index]
+        if i not in fields and (shared := len(stems & view.context.stems[i])) >= need
+    ]
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return scored[:MAX_RESTATING]
+
+
+def first_disagreeing(
+    candidates: Sequence[tuple[int, int]],
+    read: Callable[[int], Sequence[_T]],
+    agrees: Callable[[_T], bool | None],
+) -> tuple[int, list[_T]] | None:
+    """The best-aligned candidate whose values disagree with the answer's, when no candidate aligned at least
+    as well agrees and the best one states such values: (context id, its disagreeing values). `agrees` returns
+    None for a value that says nothing about the answer's (another action, another subject)."""
+    best: tuple[int, int, list[_T]] | None = None
+    for shared, i in candidates:
+        if best is not None and shared < best[0]:
+            break
+        verdicts = [(v, agrees(v)) for v in read(i)]
+        if any(verdict is True for _, verdict in verdicts):
+            return None
+        against = [v for v, verdict in verdicts if verdict is False]
+        if against and best is None:
+            best = (shared, i, against)
+    return None if best is None else (best[1], best[2])
+
+
+def literal_span(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """The text from the first span's start to the last one's end ("9am-5pm" from "9am" and "5pm")."""
+    return text[min(s for s, _ in spans) : max(e for _, e in spans)] if spans else ""

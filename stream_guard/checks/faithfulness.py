@@ -20,7 +20,8 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from typing import Protocol, Sequence
 
 from stream_guard.checks.alignment import MAX_ANSWER_VALUES, MAX_CONTEXT_VALUES, capped_per_sentence
 from stream_guard.checks.base import elapsed_ms
@@ -38,6 +39,8 @@ from stream_guard.checks.record_claims import (
     time_conflicts,
     unstated_fields,
 )
+from stream_guard.text.frequency import Frequency, frequencies
+from stream_guard.text.schedule import clock_times
 from stream_guard.text.words import stem
 
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
@@ -117,6 +120,18 @@ class _ContextFacts:
     neutral: frozenset[str] = frozenset()
     _pools: dict[str, list[Quantity]] | None = None
 
+    @cached_property
+    def clock(self) -> frozenset[int]:
+        """Clock times the context states, in minutes after midnight (the first MAX_CONTEXT_VALUES)."""
+        texts = (sentence.text for sentence in self.inspection.context_sentences)
+        return frozenset(t.minutes for found in capped_per_sentence(texts, clock_times, MAX_CONTEXT_VALUES) for t in found)
+
+    @cached_property
+    def frequencies(self) -> list[Frequency]:
+        """Frequencies the context states (the first MAX_CONTEXT_VALUES)."""
+        texts = (sentence.text for sentence in self.inspection.context_sentences)
+        return [f for found in capped_per_sentence(texts, frequencies, MAX_CONTEXT_VALUES) for f in found]
+
     @property
     def pools(self) -> dict[str, list[Quantity]]:
         """Context quantities by dimension: a figure is only ever compared with its own kind."""
@@ -151,26 +166,41 @@ def _same_amount(a: float, b: float) -> bool:
 
 
 def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
-    """The claim text with its supported quantities blanked out (their words are grounded), and the
-    literal figures the context does not support: quantities that agree with none, and other numbers
-    (years, identifiers) that occur nowhere in the context. At most MAX_ANSWER_VALUES quantities of a claim
-    are compared; any past them are read as plain numbers."""
+    """The claim text with its supported values blanked out (their words are grounded), and the literal
+    figures the context does not support: quantities that agree with none, clock times and frequencies it
+    states in no form ("4 pm" is "16:00", "every 12 hours" is "twice daily"), and other numbers (years,
+    identifiers) that occur nowhere in the context. At most MAX_ANSWER_VALUES quantities of a claim are
+    compared; any past them are read as plain numbers."""
     quantities = extract_quantities(text)[:MAX_ANSWER_VALUES]
     verdicts = [facts.supports(q) for q in quantities]
-    supported = [q for q, ok in zip(quantities, verdicts) if ok]
+    times = clock_times(text)
+    timed = [any(t.minutes == c or {t.minutes, c} <= {0, 1440} for c in facts.clock) for t in times]
+    often = frequencies(text)
+    oftened = [any(f.agrees(c) for c in facts.frequencies) for f in often]
+    supported: list[_Span] = [q for q, ok in zip(quantities, verdicts) if ok]
+    supported += [t for t, ok in zip(times, timed) if ok] + [f for f, ok in zip(often, oftened) if ok]
     missing = [q.text for q, ok in zip(quantities, verdicts) if not ok]
-    missing += sorted(numbers_in(_strip_spans(text, quantities)) - facts.numbers)
+    missing += [t.text for t, ok in zip(times, timed) if not ok]
+    missing += sorted(numbers_in(_strip_spans(text, [*quantities, *times, *often])) - facts.numbers)
     return _strip_spans(text, supported), tuple(dict.fromkeys(missing))
 
 
-def _strip_spans(text: str, quantities: list[Quantity]) -> str:
-    if not quantities:
+class _Span(Protocol):
+    start: int
+    end: int
+
+
+def _strip_spans(text: str, spans: Sequence[_Span]) -> str:
+    if not spans:
         return text
     out, cursor = [], 0
-    for q in quantities:
-        out.append(text[cursor : q.start])
+    for span in sorted(spans, key=lambda s: s.start):
+        if span.start < cursor:
+            cursor = max(cursor, span.end)  # overlapping readings of one value ("three times daily")
+            continue
+        out.append(text[cursor : span.start])
         out.append(" ")
-        cursor = q.end
+        cursor = span.end
     out.append(text[cursor:])
     return "".join(out)
 

@@ -160,6 +160,9 @@ def _is_label_context(text: str, toks: list[_Tok], i: int) -> bool:
     nxt = toks[i + 1] if i + 1 < len(toks) else None
     if nxt is not None and nxt.low in _MONTH_NAMES and nxt.text[0].isupper():
         return True  # 1 April
+    if nxt is not None and (nxt.low in ("am", "pm") or nxt.low in ("a", "p") and i + 3 < len(toks)
+                            and toks[i + 2].text == "." and toks[i + 3].low == "m"):
+        return True  # "4 pm", "9 a.m.": a clock time (text/schedule.py reads those)
     # A list marker: "1." or "2)" at the start of a line.
     if i + 1 < len(toks) and toks[i + 1].text in ".)" and _glued(tok, toks[i + 1]):
         line_start = text.rfind("\n", 0, tok.start) + 1
@@ -381,6 +384,8 @@ def _finish(text: str, toks: list[_Tok], parse: _Parse, spans: list[tuple[int, i
         # "a 26-year-old man", "he is 26 years old": an age, never the length of anything.
         unit, factor, magnitude = _Unit("age_years", 1.0), 1.0, parse.value * parse.scale
         value, low, high, precision = magnitude, magnitude, (parse.high or parse.value) * parse.scale, 0.5
+    if unit is not None and unit.unit == "day" and _prev_word(toks, parse.first) == "every":
+        return None  # "every 6 hours" says how often, not how long: text/frequency.py reads it
     start, end = toks[parse.first].start, toks[parse.last].end
     counted = _counted(toks, parse) if unit is None else frozenset()
     kind, lead = qualifier(toks, parse.first, parse.last)

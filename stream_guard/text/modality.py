@@ -1,0 +1,76 @@
+"""Obligations and permissions: what a sentence says someone must, may or must not do, and to which action.
+
+"shall not disclose" / "must not" / "may not" / "cannot" / "is prohibited from" forbid; "must" / "shall" / "is
+required to" / "has to" / "needs to" / "is obliged to" require; "may" / "can" / "is permitted to" / "is allowed
+to" / "is entitled to" permit. Each reading keeps the action it governs (the stem of the first content word
+after the modal: "may *terminate*", "shall not *exceed*"), so two sentences are compared only about one action.
+"may" before "be" with no action of its own ("may be subject to") is a possibility, not a permission."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from stream_guard.text.words import STOP_WORDS, stem
+
+REQUIRED, PERMITTED, FORBIDDEN = "required", "permitted", "forbidden"
+
+_MODAL_RE = re.compile(
+    r"\b(?:(?P<forbid>(?:shall|must|may|will|can)\s++not|mustn't|shan't|cannot|can't|is\s++not\s++(?:allowed|permitted)\s++to"
+    r"|are\s++not\s++(?:allowed|permitted)\s++to|(?:is|are)\s++(?:prohibited|forbidden|barred)\s++from)"
+    r"|(?P<require>must|shall|(?:is|are)\s++(?:required|obliged|obligated)\s++to|ha(?:s|ve)\s++to|needs?\s++to)"
+    r"|(?P<permit>may|can|(?:is|are)\s++(?:permitted|allowed|entitled)\s++to|(?:is|are)\s++free\s++to))\b",
+    re.IGNORECASE,
+)
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+# Between a modal and its action: adverbs and auxiliaries that do not change what is done.
+_SKIP = STOP_WORDS | frozenset("also only still always never ever immediately promptly either".split())
+_LOOKAHEAD = 60  # characters after a modal in which its action is looked for
+
+
+@dataclass(frozen=True)
+class Modality:
+    """A modal as written at [start, end) and the action it governs (a stem; "" when none is found)."""
+
+    text: str
+    start: int
+    end: int
+    force: str  # REQUIRED, PERMITTED or FORBIDDEN
+    action: str
+
+
+def modalities(text: str) -> list[Modality]:
+    """Every obligation, permission or prohibition stated in `text`, in order."""
+    if not text:
+        return []
+    return list(_modalities(text))
+
+
+@lru_cache(maxsize=16384)
+def _modalities(text: str) -> tuple[Modality, ...]:
+    out: list[Modality] = []
+    for m in _MODAL_RE.finditer(text):
+        force = FORBIDDEN if m.group("forbid") else REQUIRED if m.group("require") else PERMITTED
+        action, end = _action(text, m.end())
+        if not action:
+            continue
+        if action == "be" and force == PERMITTED and m.group().lower() in ("may", "can"):
+            continue  # "may be subject to": a possibility
+        out.append(Modality(text[m.start() : end], m.start(), end, force, action))
+    return out
+
+
+def _action(text: str, at: int) -> tuple[str, int]:
+    """Stem of the first content word after `at` (within a few words), and where that word ends."""
+    for n, word in enumerate(_WORD_RE.finditer(text, at, min(len(text), at + _LOOKAHEAD))):
+        low = word.group().lower()
+        if low in ("be", "been") and n == 0:
+            nxt = _WORD_RE.search(text, word.end(), min(len(text), word.end() + 30))
+            if nxt is not None and nxt.group().lower().endswith(("ed", "en")):
+                return stem(nxt.group().lower()), nxt.end()  # "must be returned", "may be cancelled"
+            return "be", word.end()
+        if low in _SKIP:
+            continue
+        return stem(low), word.end()
+    return "", at
