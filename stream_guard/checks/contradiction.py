@@ -7,7 +7,7 @@ and the healer's contradiction patch needs a yes/no. Weaker signals go to `detai
 `unsupported_numbers` lists answer quantities found nowhere in the context with nothing competing for their
 subject (the faithfulness check's territory, but useful as a feature).
 
-`details` keys: one count per kind (numeric, swapped_value, date, negation, billing), `unsupported_numbers`
+`details` keys: one count per kind (KINDS), `unsupported_numbers`
 (literal answer spans), `numbers_checked`, `numbers_unsupported`, `sentences_checked`.
 `verified` lists answer sentences whose numbers all agree with the context and that raised no finding.
 """
@@ -30,7 +30,7 @@ from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import CheckResult, Finding
 
-KINDS = ("numeric", "bound", "swapped_value", "date", "negation", "billing", "hours", "weekday", "time_zone",
+KINDS = ("numeric", "bound", "currency", "swapped_value", "date", "negation", "billing", "hours", "weekday", "time_zone",
          "frequency", "obligation", "exception")
 
 

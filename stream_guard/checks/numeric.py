@@ -7,6 +7,7 @@ Two shapes are caught:
   same subject ("30 days" vs "14 days" for returns).
 - bound: the same figure under another limit ("at least 10 users" where the source says "up to 10 users", "at
   least $50,000" for "shall not exceed $50,000"); the finding's values are the whole phrases.
+- currency: the same amount in another currency ("$20" where the source says "€20").
 - swapped_value: the answer's value does occur in the context, but attached to another subject; the
   context gives the answer's subject a different value ("Basic costs $10, Pro costs $20" -> "Pro costs $10").
 
@@ -86,7 +87,10 @@ def analyze_numeric(view: ContradictionView) -> NumericAnalysis:
                 continue
             rival = _best_rival(q, rivals, overlaps, len(sentence.stems))
             if rival is None:
-                if not _stated_as_amount(q, pools):  # "5 mg per day" where the context says "5 mg" is attested
+                other = _other_currency(q, pools, overlaps, len(sentence.stems))
+                if other is not None:
+                    findings.append(_currency_finding(view, sentence.text, q, other))
+                elif not _stated_as_amount(q, pools):  # "5 mg per day" where the context says "5 mg" is attested
                     unsupported.append(q.text)
                 continue
             findings.append(_numeric_finding(view, sentence.text, q, rival))
@@ -99,6 +103,29 @@ def _context_pools(view: ContradictionView) -> dict[str, list[_Placed]]:
         for q in quantities:
             pools.setdefault(q.dimension, []).append(_Placed(q, i))
     return pools
+
+
+_MONEY = frozenset("usd eur gbp jpy inr".split())
+
+
+def _other_currency(
+    q: Quantity, pools: dict[str, list[_Placed]], overlaps: dict[int, int], answer_stems: int
+) -> _Placed | None:
+    """The same amount in another currency, said of the same subject ("$20" where the source says "€20")."""
+    if q.unit not in _MONEY:
+        return None
+    scored = [
+        (*evidence, p)
+        for unit in _MONEY - {q.unit}
+        for p in pools.get(unit, ())
+        if _same_number(q, p.quantity) and (evidence := _same_subject(q, p, overlaps, answer_stems)) is not None
+    ]
+    return strongest_rival(scored, lambda a, b: a.quantity.unit == b.quantity.unit)
+
+
+def _currency_finding(view: ContradictionView, statement: str, q: Quantity, other: _Placed) -> Finding:
+    evidence = f"answer says '{q.text}' ({q.unit.upper()}) but the source says '{other.quantity.text}' ({other.quantity.unit.upper()})"  # type: ignore[union-attr]
+    return _quantity_finding(view, "currency", statement, q, other, evidence)
 
 
 def _stated_as_amount(q: Quantity, pools: dict[str, list[_Placed]]) -> bool:
