@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.claims import extract_claims
 from stream_guard.text.inspection import Inspection
 from stream_guard.text.markup import ID_SHAPE_RE, MAX_MARKERS
 from stream_guard.wire.report import CheckResult, Finding, FindingType
@@ -67,9 +68,11 @@ def find_markers(inspection: Inspection) -> list[Marker]:
 
 
 @lru_cache(maxsize=4096)
-def _sentence_stems(sentence: str) -> frozenset[str]:
-    # Cached: every marker of one long sentence asks for the same stems.
-    return stem_set(sentence)
+def _claim_stems(sentence: str, question: str) -> frozenset[str]:
+    """Content stems of what the sentence claims (claims.py): none for a refusal or a greeting, whose marker
+    cannot cite the wrong chunk; the question's for a bare "yes" / "no". Cached: every marker of one long
+    sentence asks for the same stems."""
+    return frozenset().union(*(stem_set(c.text) for c in extract_claims(sentence, [sentence], question)))
 
 
 def _support(stems: frozenset[str], chunk_stems: frozenset[str]) -> float:
@@ -121,7 +124,7 @@ class CitationCheck:
         return findings
 
     def _wrong_chunks(self, cited: list[tuple[Marker, int]], inspection: Inspection) -> list[Finding]:
-        stems = _sentence_stems(cited[0][0].sentence)
+        stems = _claim_stems(cited[0][0].sentence, inspection.question)
         union = frozenset().union(*(inspection.chunk_stems[i] for _, i in cited))
         if _support(stems, union) >= self._threshold:
             return []  # the cited chunks together support the sentence

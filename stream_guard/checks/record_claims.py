@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from stream_guard.text.records import _DAYS, _RECORD_CACHE, Field, Record, key_words
-from stream_guard.text.schedule import clock_minutes, days_named
+from stream_guard.text.schedule import CLOSED_RE, days_named, schedule_parts
 from stream_guard.text.words import stem
 
 # Key words that name a record's shape rather than a property ("RestaurantsGoodForGroups" is about groups).
@@ -221,7 +221,6 @@ def schema_stems(records: tuple[Record | None, ...]) -> frozenset[str]:
     return _schema_stems(keys)
 
 
-_CLOSED_RE = re.compile(r"\bclosed?\b|\bnot\s+open\b|\bexcept\b", re.IGNORECASE)
 
 
 # Amenities a business record lists as attributes, and the words a claim names them with. A claim naming
@@ -296,7 +295,7 @@ def day_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[str]:
     """Days the claim has the business open on that have no opening hours in the records. A claim about
     closing ("closed on Mondays", "except Sunday") is left alone."""
     known = frozenset().union(*(r.open_days for r in records if r is not None)) if records else frozenset()
-    if not known or _CLOSED_RE.search(claim):
+    if not known or CLOSED_RE.search(claim):
         return []
     return sorted(days_named(claim) - known, key=_DAYS.index)
 
@@ -314,7 +313,8 @@ def time_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[int]:
         return []
     per_day = _day_times(records)
     out: list[int] = []
-    for times, days in _scheduled_parts(claim):
+    for part in schedule_parts(claim):
+        times, days = [t.minutes for t in part.times], set(part.days)
         for t in times:
             if not _time_known(t, known):
                 out.append(t)
@@ -337,33 +337,4 @@ def _day_times(records: tuple[Record | None, ...]) -> dict[str, frozenset[int]]:
     return out
 
 
-# Where one statement of hours ends and the next begins: "4 pm to 10 pm Monday to Saturday, and 11 am to
-# 10 pm on Sunday".
-_SCHEDULE_BREAK_RE = re.compile(r"[;,]|\band\b|\bwhile\b|\bbut\b|\bwith\b", re.IGNORECASE)
 
-
-def _scheduled_parts(claim: str) -> list[tuple[list[int], set[str]]]:
-    """(times, days they are said of) for each part of the claim that states times. A part naming days but
-    no times takes the times of the part before ("11 am to 9 pm from Tuesday to Thursday and Friday to
-    Sunday"), and one naming times but no days the days of the part before; a part about closing or an
-    exception ("closed on Monday", "except Friday") is left out, and its days taken from the others."""
-    parts: list[tuple[list[int], set[str]]] = []
-    excepted: set[str] = set()
-    last_times: list[int] = []
-    last_days: set[str] = set()
-    for piece in _SCHEDULE_BREAK_RE.split(claim):
-        if _CLOSED_RE.search(piece):
-            excepted |= days_named(piece)
-            last_times, last_days = [], set()
-            continue
-        times, days = clock_minutes(piece), days_named(piece)
-        if not times and not days:
-            continue
-        if times and days:
-            parts.append((times, days))
-        elif times:
-            parts.append((times, set(last_days)))
-        elif last_times:
-            parts.append((list(last_times), days))
-        last_times, last_days = times or last_times, days or last_days
-    return [(times, days - excepted) for times, days in parts]

@@ -6,8 +6,6 @@ record's hours belong to record_claims."""
 
 from __future__ import annotations
 
-import re
-
 from stream_guard.checks.alignment import (
     AnswerSentence,
     ContradictionView,
@@ -16,23 +14,34 @@ from stream_guard.checks.alignment import (
     literal_span,
     restating,
 )
-from stream_guard.text.schedule import DAYS, ClockTime, DaySpan, clock_times, day_spans, time_zones
+from stream_guard.text.schedule import (
+    DAYS,
+    ClockTime,
+    DaySpan,
+    SchedulePart,
+    clock_times,
+    closed_days,
+    day_spans,
+    schedule_parts,
+    time_zones,
+)
 from stream_guard.text.words import stem
 from stream_guard.wire.report import Finding
 
-# The value words themselves: what differs between the two sentences, never what aligns them.
+# The value words themselves, and the words every schedule uses: what differs between the two sentences or says
+# nothing about whose schedule it is. What is left ("store", "support", "pharmacy") aligns them.
 _VALUE_STEMS = frozenset(
     stem(w)
     for w in (*DAYS, *"mon tue tues wed thu thur thurs fri sat sun weekday weekdays weekend weekends daily am pm "
               "noon midday midnight eastern central mountain pacific time et est edt ct cst cdt mt mst pt pst pdt "
-              "utc gmt".split())
+              "utc gmt open opens opened close closes closed hours hour available availability from until".split())
 )
-# Days named after these words are the days it is closed, not the days it is open.
-_CLOSED_BEFORE_RE = re.compile(r"\b(?:closed|except|excluding|not\s+on|not\s+open|other\s+than)\b[^.;]{0,24}$", re.I)
 
 
 def _open_days(text: str) -> list[DaySpan]:
-    return [span for span in day_spans(text) if not _CLOSED_BEFORE_RE.search(text, max(0, span.start - 40), span.start)]
+    """Days named as open (not after "closed", "except" and the like)."""
+    closed = closed_days(text)
+    return [span for span in day_spans(text) if not span.days <= closed]
 
 
 def _same_minute(a: int, b: int) -> bool:
@@ -45,7 +54,7 @@ def analyze_schedules(view: ContradictionView) -> list[Finding]:
         times, days, zones = clock_times(sentence.text), _open_days(sentence.text), time_zones(sentence.text)
         if not (times or days or zones):
             continue
-        candidates = restating(view, sentence, _VALUE_STEMS)
+        candidates = restating(view, sentence, _VALUE_STEMS, minimum=1)
         if not candidates:
             continue
         if times:
@@ -59,39 +68,67 @@ def analyze_schedules(view: ContradictionView) -> list[Finding]:
 
 def _times(view: ContradictionView, sentence: AnswerSentence, times: list[ClockTime],
            candidates: list[tuple[int, int]]) -> list[Finding]:
-    def read(i: int) -> list[tuple[ClockTime, ...]]:
-        found = clock_times(view.sentence(i).text)
-        return [tuple(found)] if found else []
+    """Each time the answer gives for some days must be one the source gives for those days ("opens at 9:00 am on
+    Sunday" against "Sunday 10:00 am to 4:00 pm"); a time given for no day, one the source gives at all."""
+    ours = schedule_parts(sentence.text) or [SchedulePart(tuple(times), frozenset())]
 
-    def agrees(theirs: tuple[ClockTime, ...]) -> bool:
-        return all(any(_same_minute(t.minutes, s.minutes) for s in theirs) for t in times)
+    def read(i: int) -> list[list[SchedulePart]]:
+        text = view.sentence(i).text
+        parts = schedule_parts(text) or ([SchedulePart(tuple(clock_times(text)), frozenset())] if clock_times(text) else [])
+        return [parts] if parts else []
+
+    wrong: list[ClockTime] = []
+
+    def agrees(theirs: list[SchedulePart]) -> bool:
+        wrong.clear()
+        every = [t for part in theirs for t in part.times]
+        for part in ours:
+            said = [t for p in theirs if part.days and p.days & part.days for t in p.times] or every
+            wrong.extend(t for t in part.times if not any(_same_minute(t.minutes, s.minutes) for s in said))
+        return not wrong
 
     hit = first_disagreeing(candidates, read, agrees)
     if hit is None:
         return []
     i, (theirs,) = hit
-    ours_text = literal_span(sentence.text, [(t.start, t.end) for t in times])
-    theirs_text = literal_span(view.sentence(i).text, [(t.start, t.end) for t in theirs])
+    agrees(theirs)
+    flagged = wrong or times
+    ours_text = literal_span(sentence.text, [(t.start, t.end) for t in flagged])
+    ours_days = frozenset().union(*(part.days for part in ours))
+    relevant = [p for p in theirs if p.days & ours_days] or theirs  # the source's hours for the answer's days
+    theirs_text = literal_span(view.sentence(i).text, [(t.start, t.end) for p in relevant for t in p.times])
     return [_finding(view, i, "hours", sentence.text, ours_text, theirs_text, "gives the hours")]
 
 
 def _days(view: ContradictionView, sentence: AnswerSentence, days: list[DaySpan],
           candidates: list[tuple[int, int]]) -> list[Finding]:
+    """The days the answer has open must be days the source has open, and none it has closed."""
     named = frozenset().union(*(d.days for d in days))
 
-    def read(i: int) -> list[tuple[DaySpan, ...]]:
-        found = _open_days(view.sentence(i).text)
-        return [tuple(found)] if found else []
+    def read(i: int) -> list[tuple[tuple[DaySpan, ...], frozenset[str]]]:
+        text = view.sentence(i).text
+        found, closed = tuple(_open_days(text)), frozenset(closed_days(text))
+        return [(found, closed)] if found or closed else []
 
-    def agrees(theirs: tuple[DaySpan, ...]) -> bool:
-        return named <= frozenset().union(*(d.days for d in theirs))
+    def agrees(theirs: tuple[tuple[DaySpan, ...], frozenset[str]]) -> bool | None:
+        open_, closed = theirs
+        if named & closed:
+            return False
+        if not open_:
+            return None  # only closed days, none of them the answer's: says nothing about these
+        return named <= frozenset().union(*(d.days for d in open_))
 
     hit = first_disagreeing(candidates, read, agrees)
     if hit is None:
         return []
-    i, (theirs,) = hit
+    i, ((open_, closed), *_) = hit
+    source = view.sentence(i).text
     ours_text = literal_span(sentence.text, [(d.start, d.end) for d in days])
-    theirs_text = literal_span(view.sentence(i).text, [(d.start, d.end) for d in theirs])
+    if named & closed:
+        theirs_text = literal_span(source, [(d.start, d.end) for d in day_spans(source) if d.days & named])
+        return [_finding(view, i, "weekday", sentence.text, ours_text, f"closed {theirs_text}".strip(),
+                         "has it open on")]
+    theirs_text = literal_span(source, [(d.start, d.end) for d in open_])
     return [_finding(view, i, "weekday", sentence.text, ours_text, theirs_text, "names the days")]
 
 

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from stream_guard.text.quantities.bounds import bound_before
+
 _COUNT = {"once": 1, "twice": 2, "thrice": 3, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
           "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}  # fmt: skip
 _PERIOD_DAYS = {"hour": (1 / 24, 1 / 24), "day": (1.0, 1.0), "night": (1.0, 1.0), "morning": (1.0, 1.0),
@@ -41,8 +43,11 @@ class Frequency:
     end: int
     low: float
     high: float
+    bound: str | None = None  # "at_least" / "at_most" when a bound phrase comes first ("up to once a week")
 
     def agrees(self, other: "Frequency") -> bool:
+        if self.bound and other.bound and self.bound != other.bound:
+            return False  # "up to once a week" against "at least once a week"
         return self.low <= other.high * 1.0001 and other.low <= self.high * 1.0001
 
 
@@ -57,23 +62,29 @@ def frequencies(text: str) -> list[Frequency]:
 def _frequencies(text: str) -> tuple[Frequency, ...]:
     out: list[Frequency] = []
     for m in _FREQUENCY_RE.finditer(text):
-        if m.group("q"):
-            hours = int(m.group("qh"))
-            if hours:
-                out.append(Frequency(m.group(), m.start(), m.end(), 24 / hours, 24 / hours))
-            continue
-        if m.group("ep"):
-            period = m.group("ep").lower().rstrip("s")
-            every = m.group("k")
-            k = int(every) if every and every.isdigit() else _WORD_NUMBERS.get((every or "").lower(), 1)
-            if k == 0:
-                continue
-            low, high = _PERIOD_DAYS[period]
-            out.append(Frequency(m.group(), m.start(), m.end(), 1 / (k * high), 1 / (k * low)))
-            continue
-        n_text = m.group("n") or m.group("n2")
-        n = int(n_text) if n_text.isdigit() else _COUNT[n_text.lower()]
-        period = m.group("p") or _ADVERB[m.group("adv").lower()]
-        low, high = _PERIOD_DAYS[period.lower()]
-        out.append(Frequency(m.group(), m.start(), m.end(), n / high, n / low))
+        bound, start = bound_before(text, m.start())
+        found = _read(m)
+        if found is not None:
+            low, high = found
+            out.append(Frequency(text[start : m.end()], start, m.end(), low, high, bound))
     return tuple(out)
+
+
+def _read(m: re.Match[str]) -> tuple[float, float] | None:
+    """(low, high) times a day of one match."""
+    if m.group("q"):
+        hours = int(m.group("qh"))
+        return (24 / hours, 24 / hours) if hours else None
+    if m.group("ep"):
+        period = m.group("ep").lower().rstrip("s")
+        every = m.group("k")
+        k = int(every) if every and every.isdigit() else _WORD_NUMBERS.get((every or "").lower(), 1)
+        if k == 0:
+            return None
+        low, high = _PERIOD_DAYS[period]
+        return 1 / (k * high), 1 / (k * low)
+    n_text = m.group("n") or m.group("n2")
+    n = int(n_text) if n_text.isdigit() else _COUNT[n_text.lower()]
+    period = m.group("p") or _ADVERB[m.group("adv").lower()]
+    low, high = _PERIOD_DAYS[period.lower()]
+    return n / high, n / low

@@ -14,8 +14,8 @@ What is read:
   fenced code (left out: code asserts nothing a passage could confirm), footnote definitions ("[^1]: Passage 1",
   left out and kept as the target of their markers), thematic breaks and setext underlines (left out);
 - inline: emphasis and strong emphasis ("*", "_", "**", "__", "~~"; CommonMark's flanking rules, "_" never
-  inside a word), code spans (their text kept), links and images (the text kept, the URL dropped), images and
-  autolinks (left out), backslash escapes, a few inline HTML tags;
+  inside a word), code spans (their text kept), links (the text kept, the URL dropped; a link that only says
+  where to go, "Read more", is left out), images and autolinks (left out), backslash escapes, a few inline HTML tags;
 - citation markers: "[1]", "[1, 3]", "[1-3]", "[doc-3]", "[policy-7]", "[Source: kb-2]", "[Passage 2]",
   "【1】" and "【3†source】", footnote markers "[^1]", and parenthetical source tags "(Source: passage 2)",
   "(Sources: 1, 3)", "(Passage 2)". A bracket counts as a marker only in a citation shape (numbers, an id such as
@@ -87,6 +87,21 @@ _MAX_OPENER_LOOKBACK = 16
 _WIDE_SPLIT = "†"
 _DELIM_RE = re.compile(r"\*++|_++|~~")
 _SEE_RE = re.compile(r"^see[ \t]++", re.I)
+
+# A link whose text only says where to go ("Read more", "Learn more here", "Source", "Full article") is navigation:
+# left out like its URL, so "Dennis Joseph [Read more](...)" claims "Dennis Joseph", not "Dennis Joseph Read more".
+_NAVIGATION_WORDS = frozenset(
+    """read learn more here click tap details detail info information source sources link links website site see
+    view visit full article page documentation docs doc the this our at go to open official reference references
+    further reading continue""".split()
+)
+_NAV_WORD_RE = re.compile(r"[^\W\d_]+")
+
+
+def _navigation(text: str) -> bool:
+    words = _NAV_WORD_RE.findall(text.lower())
+    return bool(words) and all(w in _NAVIGATION_WORDS for w in words)
+
 
 _ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
@@ -683,7 +698,7 @@ class _Reader:
             if kind == "esc":
                 pieces.append(("code", m.start() + 1, m.end(), None))
             # An image (alt text and all) and an autolink assert nothing a passage could confirm: left out.
-            elif kind == "link":
+            elif kind == "link" and not _navigation(m.group("text")):
                 pieces.append(("link", m.start("text"), m.end("text"), None))
             elif kind == "html" and m.group()[1:3].lower() == "br":
                 pieces.append(("space", m.start(), m.start(), None))

@@ -148,3 +148,62 @@ def time_zones(text: str) -> list[Zone]:
         key = (m.group(1) or m.group(2)).lower()
         out.append(Zone(m.group(), m.start(), m.end(), _ZONES[key]))
     return out
+
+
+# Where one statement of hours ends and the next begins: "4 pm to 10 pm Monday to Saturday, and 11 am to 10 pm
+# on Sunday"; and what makes a statement one about closing ("closed on Mondays", "except Friday").
+_SCHEDULE_BREAK_RE = re.compile(r"[;,]|\band\b|\bwhile\b|\bbut\b|\bwith\b", re.IGNORECASE)
+CLOSED_RE = re.compile(r"\bclosed?\b|\bnot\s+open\b|\bexcept\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SchedulePart:
+    """Times and the days they are said of, in one part of a text (text offsets)."""
+
+    times: tuple[ClockTime, ...]
+    days: frozenset[str]
+
+
+def schedule_parts(text: str) -> list[SchedulePart]:
+    """(times, days they are said of) for each part of `text` that states times. A part naming days but no times
+    takes the times of the part before ("11 am to 9 pm from Tuesday to Thursday and Friday to Sunday"), and one
+    naming times but no days the days of the part before; a part about closing or an exception ("closed on
+    Monday", "except Friday") is left out, and its days taken from the others."""
+    parts: list[tuple[tuple[ClockTime, ...], set[str]]] = []
+    excepted: set[str] = set()
+    last_times: tuple[ClockTime, ...] = ()
+    last_days: set[str] = set()
+    start = 0
+    pieces = [(m.start(), m.end()) for m in _SCHEDULE_BREAK_RE.finditer(text)] + [(len(text), len(text))]
+    for cut_start, cut_end in pieces:
+        piece = text[start:cut_start]
+        offset, start = start, cut_end
+        if CLOSED_RE.search(piece):
+            excepted |= days_named(piece)
+            last_times, last_days = (), set()
+            continue
+        times = tuple(ClockTime(t.text, t.start + offset, t.end + offset, t.minutes) for t in clock_times(piece))
+        days = days_named(piece)
+        if not times and not days:
+            continue
+        if times and days:
+            parts.append((times, days))
+        elif times:
+            parts.append((times, set(last_days)))
+        elif last_times:
+            parts.append((last_times, days))
+        last_times, last_days = times or last_times, days or last_days
+    return [SchedulePart(times, frozenset(days - excepted)) for times, days in parts]
+
+
+def closed_days(text: str) -> set[str]:
+    """Days `text` says something is closed on ("closed on Sundays and public holidays")."""
+    out: set[str] = set()
+    start = 0
+    for m in [*_SCHEDULE_BREAK_RE.finditer(text), None]:
+        piece = text[start : m.start() if m else len(text)]
+        if CLOSED_RE.search(piece):
+            out |= days_named(piece)
+        if m:
+            start = m.end()
+    return out

@@ -5,6 +5,8 @@ about the same 30 days, and "no more than" is a ceiling although it says "more".
 
 from __future__ import annotations
 
+import re
+
 from stream_guard.text.quantities.scan import _Tok
 
 APPROX = "approx"
@@ -68,3 +70,23 @@ def qualifier(toks: list[_Tok], first: int, last: int) -> tuple[str | None, int]
         if not toks[j].text[0].isalpha():
             break
     return None, first
+
+
+_WORDS_BEFORE_RE = re.compile(r"[A-Za-z~]+")
+
+
+def bound_before(text: str, start: int) -> tuple[str | None, int]:
+    """The bound phrase written right before text[start:] ("up to once a week", "at least twice daily"): (AT_LEAST
+    | AT_MOST | None, where the phrase starts, or `start`). For values read from text rather than tokens."""
+    window = text[max(0, start - 40) : start]
+    if window[-1:] not in (" ", "\t") :
+        return None, start
+    words = list(_WORDS_BEFORE_RE.finditer(window))
+    for n in range(min(_LONGEST, len(words)), 0, -1):
+        tail = words[-n:]
+        if window[tail[-1].end() :].strip():
+            break  # something other than a word between the phrase and the value
+        kind = _PHRASES.get(tuple(w.group().lower() for w in tail))
+        if kind in BOUNDS:
+            return kind, start - len(window) + tail[0].start()
+    return None, start

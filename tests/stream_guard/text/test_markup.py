@@ -103,9 +103,13 @@ def test_a_bracket_naming_a_chunk_id_is_a_marker() -> None:
 
 
 def test_a_link_keeps_its_text_and_drops_its_url() -> None:
-    markup = read_markup("Read the [refund policy](https://kb.example.com/r?id=1) first. [Read more](https://x.example)")
-    assert markup.plain == "Read the refund policy first. Read more"
+    markup = read_markup("Read the [refund policy](https://kb.example.com/r?id=1) first. [Sales team](https://x.example)")
+    assert markup.plain == "Read the refund policy first. Sales team"
     assert [s.is_claim for s in markup.sentences] == [True, False]  # a bare link is navigation, not a claim
+
+
+def test_a_link_that_only_says_where_to_go_is_left_out() -> None:
+    assert read_markup("Dennis Joseph [Read more](https://kb.example.com/articles/1)").plain == "Dennis Joseph"
 
 
 def test_marker_refs_shapes() -> None:
