@@ -144,14 +144,15 @@ class _ContextFacts:
 
     def supports(self, q: Quantity) -> bool:
         """Whether the context states `q`: the same value anywhere (in any comparable form), or a value that
-        bears it out (a range holding it, a figure meeting its bound) said of the same subject. A limit in the
+        bears it out (a range holding it, a figure meeting its bound) said of the same subject (shared words
+        near the two values, or the same counted noun: "over 130 people" and "131 people"). A limit in the
         context supports only itself, and an answer's range must lie inside the context's, never the reverse."""
         if q.unit is None and q.qualifier not in BOUNDS and _normalize_number(f"{q.magnitude:g}") in self.numbers:
             return True
         pool = [c for c in self.pools.get(q.dimension, ()) if comparable(q, c)]
         if any(same_value(q, c) for c in pool):
             return True
-        if any(bears_out(c, q) and (q.subject & c.subject) - q.counted for c in pool):
+        if any(bears_out(c, q) and ((q.subject & c.subject) - q.counted or q.counted & c.counted) for c in pool):
             return True
         # "5 mg per day" where the context states "5 mg": the amount is attested (the numeric check does the
         # same; a rate is never compared with a plain amount as if they were alike).

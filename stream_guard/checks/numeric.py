@@ -73,7 +73,8 @@ def analyze_numeric(view: ContradictionView) -> NumericAnalysis:
             agreeing = [
                 p for p in pool
                 if same_value(q, p.quantity)
-                or bears_out(p.quantity, q) and _same_subject(q, p, overlaps, len(sentence.stems)) is not None
+                or bears_out(p.quantity, q)
+                and (q.counted & p.quantity.counted or _same_subject(q, p, overlaps, len(sentence.stems)) is not None)
             ]
             rivals = [p for p in pool if not _accounted(p.quantity, q, others)]
             # A bare count written anywhere in the context ("131 were affected") is attested, even when the

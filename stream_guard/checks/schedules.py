@@ -6,6 +6,8 @@ record's hours belong to record_claims."""
 
 from __future__ import annotations
 
+import re
+
 from stream_guard.checks.alignment import (
     AnswerSentence,
     ContradictionView,
@@ -38,6 +40,12 @@ _VALUE_STEMS = frozenset(
 )
 
 
+# Words that make times a schedule when no day is named ("closes at 16:00", "available from 9 am"), not a moment
+# ("we arrived at 6:55pm").
+_SCHEDULE_CUE_RE = re.compile(r"\b(?:open|opens|close|closes|closed|hours|available|availability|operat\w*|serv(?:es|ed|ing)"
+                              r"|staffed|business\s+hours|office\s+hours)\b", re.IGNORECASE)
+
+
 def _open_days(text: str) -> list[DaySpan]:
     """Days named as open (not after "closed", "except" and the like)."""
     closed = closed_days(text)
@@ -49,6 +57,8 @@ def _same_minute(a: int, b: int) -> bool:
 
 
 def analyze_schedules(view: ContradictionView) -> list[Finding]:
+    if view.inspection.structured:
+        return []  # a record's hours are its fields: record_claims compares them
     findings: list[Finding] = []
     for sentence in view.answer:
         times, days, zones = clock_times(sentence.text), _open_days(sentence.text), time_zones(sentence.text)
@@ -74,8 +84,10 @@ def _times(view: ContradictionView, sentence: AnswerSentence, times: list[ClockT
 
     def read(i: int) -> list[list[SchedulePart]]:
         text = view.sentence(i).text
-        parts = schedule_parts(text) or ([SchedulePart(tuple(clock_times(text)), frozenset())] if clock_times(text) else [])
-        return [parts] if parts else []
+        parts = schedule_parts(text)
+        if not parts and clock_times(text) and _SCHEDULE_CUE_RE.search(text):
+            parts = [SchedulePart(tuple(clock_times(text)), frozenset())]
+        return [parts] if parts else []  # times with no day and no word of opening hours are not a schedule
 
     wrong: list[ClockTime] = []
 
@@ -92,7 +104,8 @@ def _times(view: ContradictionView, sentence: AnswerSentence, times: list[ClockT
         return []
     i, (theirs,) = hit
     agrees(theirs)
-    flagged = wrong or times
+    # The answer's hours as written where one of them is wrong ("9am-6pm", not just "6pm").
+    flagged = [t for part in ours if any(w in part.times for w in wrong) for t in part.times] or times
     ours_text = literal_span(sentence.text, [(t.start, t.end) for t in flagged])
     ours_days = frozenset().union(*(part.days for part in ours))
     relevant = [p for p in theirs if p.days & ours_days] or theirs  # the source's hours for the answer's days
@@ -128,6 +141,9 @@ def _days(view: ContradictionView, sentence: AnswerSentence, days: list[DaySpan]
         theirs_text = literal_span(source, [(d.start, d.end) for d in day_spans(source) if d.days & named])
         return [_finding(view, i, "weekday", sentence.text, ours_text, f"closed {theirs_text}".strip(),
                          "has it open on")]
+    theirs_days = frozenset().union(*(d.days for d in open_))
+    outside = [d for d in days if not d.days <= theirs_days]  # "Friday", not "Friday ... Sunday"
+    ours_text = literal_span(sentence.text, [(d.start, d.end) for d in outside or days])
     theirs_text = literal_span(source, [(d.start, d.end) for d in open_])
     return [_finding(view, i, "weekday", sentence.text, ours_text, theirs_text, "names the days")]
 

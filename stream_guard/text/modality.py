@@ -2,7 +2,8 @@
 
 "shall not disclose" / "must not" / "may not" / "cannot" / "is prohibited from" forbid; "must" / "shall" / "is
 required to" / "has to" / "needs to" / "is obliged to" require; "may" / "can" / "is permitted to" / "is allowed
-to" / "is entitled to" permit. Each reading keeps the action it governs (the stem of the first content word
+to" / "is entitled to" permit; "does not have to" / "need not" / "is not required to" leave it optional (which
+contradicts only a requirement). "will not" is a statement about the future, not a prohibition. Each reading keeps the action it governs (the stem of the first content word
 after the modal: "may *terminate*", "shall not *exceed*"), so two sentences are compared only about one action.
 "may" before "be" with no action of its own ("may be subject to") is a possibility, not a permission."""
 
@@ -14,10 +15,12 @@ from functools import lru_cache
 
 from stream_guard.text.words import STOP_WORDS, stem
 
-REQUIRED, PERMITTED, FORBIDDEN = "required", "permitted", "forbidden"
+REQUIRED, PERMITTED, FORBIDDEN, OPTIONAL = "required", "permitted", "forbidden", "optional"
 
 _MODAL_RE = re.compile(
-    r"\b(?:(?P<forbid>(?:shall|must|may|will|can)\s++not|mustn't|shan't|cannot|can't|is\s++not\s++(?:allowed|permitted)\s++to"
+    r"\b(?:(?P<optional>(?:do|does|did|will|would)\s++not\s++(?:have|need)\s++to|(?:don't|doesn't|didn't|won't)\s++(?:have|need)\s++to"
+    r"|need\s++not|needn't|(?:is|are)\s++not\s++(?:required|obliged|obligated)\s++to|(?:is|are)\s++optional\s++to)"
+    r"|(?P<forbid>(?:shall|must|may|can)\s++not|mustn't|shan't|cannot|can't|is\s++not\s++(?:allowed|permitted)\s++to"
     r"|are\s++not\s++(?:allowed|permitted)\s++to|(?:is|are)\s++(?:prohibited|forbidden|barred)\s++from)"
     r"|(?P<require>must|shall|(?:is|are)\s++(?:required|obliged|obligated)\s++to|ha(?:s|ve)\s++to|needs?\s++to)"
     r"|(?P<permit>may|can|(?:is|are)\s++(?:permitted|allowed|entitled)\s++to|(?:is|are)\s++free\s++to))\b",
@@ -26,6 +29,8 @@ _MODAL_RE = re.compile(
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 # Between a modal and its action: adverbs and auxiliaries that do not change what is done.
 _SKIP = STOP_WORDS | frozenset("also only still always never ever immediately promptly either".split())
+_HEDGE_RE = re.compile(r"\b(?:may|might|could|would)\s++$", re.IGNORECASE)
+_CONDITION_RE = re.compile(r"\b(?:if|unless|provided|in\s+case|whenever|once)\b", re.IGNORECASE)
 _LOOKAHEAD = 60  # characters after a modal in which its action is looked for
 
 
@@ -36,8 +41,9 @@ class Modality:
     text: str
     start: int
     end: int
-    force: str  # REQUIRED, PERMITTED or FORBIDDEN
+    force: str  # REQUIRED, PERMITTED, FORBIDDEN or OPTIONAL
     action: str
+    conditional: bool = False  # the sentence states a condition ("if", "unless") before the modal
 
 
 def modalities(text: str) -> list[Modality]:
@@ -50,14 +56,20 @@ def modalities(text: str) -> list[Modality]:
 @lru_cache(maxsize=16384)
 def _modalities(text: str) -> tuple[Modality, ...]:
     out: list[Modality] = []
+    condition = _CONDITION_RE.search(text)
+    first_condition = condition.start() if condition else len(text)
     for m in _MODAL_RE.finditer(text):
-        force = FORBIDDEN if m.group("forbid") else REQUIRED if m.group("require") else PERMITTED
+        if _HEDGE_RE.search(text, max(0, m.start() - 12), m.start()):
+            continue  # "may need to", "might have to": a possibility, not an obligation
+        force = (OPTIONAL if m.group("optional") else FORBIDDEN if m.group("forbid") else REQUIRED if m.group("require")
+                 else PERMITTED)
         action, end = _action(text, m.end())
         if not action:
             continue
-        if action == "be" and force == PERMITTED and m.group().lower() in ("may", "can"):
-            continue  # "may be subject to": a possibility
-        out.append(Modality(text[m.start() : end], m.start(), end, force, action))
+        if force == PERMITTED and m.group().lower() in ("may", "can") and action in ("be", "need", "have"):
+            continue  # "may be subject to", "may need to", "may have to": a possibility
+        conditional = first_condition < m.start()
+        out.append(Modality(text[m.start() : end], m.start(), end, force, action, conditional))
     return out
 
 

@@ -72,7 +72,7 @@ def same_value(a: Quantity, b: Quantity) -> bool:
     opposite limits on one number ("up to 10", "at least 10") are not one value, nor a range and a value."""
     if _opposite_bounds(a, b):
         return False
-    a_range, b_range = a.text_has_range and a.high > a.low, b.text_has_range and b.high > b.low
+    a_range, b_range = a.is_range, b.is_range
     if a_range or b_range:
         return a_range and b_range and _inside(a, b) and _inside(b, a)
     return _points_agree(a, b)
@@ -86,7 +86,7 @@ def bears_out(source: Quantity, answer: Quantity) -> bool:
         return same_value(source, answer)  # a limit bears out only itself
     if answer.qualifier in BOUNDS:
         return _inside(source, answer, bound_qualifier=True)  # "more than 100" by "120"
-    if source.text_has_range and source.high > source.low:
+    if source.is_range:
         return _inside(answer, source)  # "7 minutes" in "6 to 9 minutes"; never "6 to 18" in "6 to 9"
     return same_value(source, answer)
 

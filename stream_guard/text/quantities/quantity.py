@@ -37,13 +37,13 @@ class Quantity:
     # `lead + text` is the literal phrase a finding quotes and a repair replaces; "" when there are none.
     lead: str = ""
 
-    @property
-    def is_range(self) -> bool:
-        return self.high > self.low and self.text_has_range
+    # Whether two numbers were written ("5 to 7 days", "$10-$20"), not one with a calendar unit's slack ("six and
+    # a half months" is one value between 182 and 201.5 days, not a range).
+    ranged: bool = False
 
     @property
-    def text_has_range(self) -> bool:
-        return any(sep in self.text for sep in ("-", "–", "—", " to ", " and "))
+    def is_range(self) -> bool:
+        return self.ranged and self.high > self.low
 
     @property
     def dimension(self) -> str:

@@ -401,6 +401,7 @@ def _finish(text: str, toks: list[_Tok], parse: _Parse, spans: list[tuple[int, i
         counted=counted,
         qualifier=kind,
         lead=text[toks[lead].start : start] if lead < parse.first else "",
+        ranged=parse.high is not None,
         precision=precision,
         magnitude=magnitude,
         numerator=_numerator(unit, magnitude),
