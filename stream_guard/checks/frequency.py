@@ -1,11 +1,11 @@
 """Frequency contradictions: the answer says something happens more or less often than the source sentence it
-restates says ("three times daily" for "twice daily", "every 4 hours" for "every 6 hours"). Equivalent forms
-agree: "twice daily" = "every 12 hours" = "2 times a day"."""
+restates says ("three times daily" for "twice daily", "every 4 hours" for "every 6 hours", "up to once a week"
+for "at least once a week"). Equivalent forms agree: "twice daily" = "every 12 hours" = "2 times a day"."""
 
 from __future__ import annotations
 
-from stream_guard.checks.alignment import ContradictionView, contradiction_finding, first_disagreeing, restating
-from stream_guard.text.frequency import frequencies
+from stream_guard.checks.alignment import ContradictionView, value_conflicts
+from stream_guard.text.frequency import Frequency, frequencies
 from stream_guard.text.words import stem
 from stream_guard.wire.report import Finding
 
@@ -16,17 +16,4 @@ _VALUE_STEMS = frozenset(
 
 
 def analyze_frequency(view: ContradictionView) -> list[Finding]:
-    findings: list[Finding] = []
-    for sentence in view.answer:
-        for ours in frequencies(sentence.text)[:4]:
-            candidates = restating(view, sentence, _VALUE_STEMS)
-            hit = first_disagreeing(candidates, lambda i: frequencies(view.sentence(i).text), ours.agrees)
-            if hit is None:
-                continue
-            i, (theirs, *_) = hit
-            findings.append(contradiction_finding(
-                view, i, kind="frequency", statement=sentence.text,
-                evidence=f"answer says '{ours.text}' but the source says '{theirs.text}'",
-                answer_value=ours.text, source_value=theirs.text,
-            ))
-    return findings
+    return value_conflicts(view, "frequency", frequencies, Frequency.agrees, lambda _: _VALUE_STEMS)

@@ -1,12 +1,13 @@
 """Obligation contradictions: the answer makes required what the source permits, permitted what it forbids, or
 the other way round, for the same action ("may disclose" for "shall not disclose", "must give notice" for "may
-give notice"). Only modals governing the same action are compared; "can" and "may" are one permission, "must",
-"shall" and "is required to" one obligation. A modal said under a condition ("if you are a new customer, you
-need not ...") is not compared: which condition the other side states would take the sentence's grammar."""
+give notice", "does not have to report" for "must report"). Only modals governing the same action are compared;
+"can" and "may" are one permission, "must", "shall" and "is required to" one obligation. A modal said under a
+condition ("if you are a new customer, you need not ...") is not compared: which condition the other side
+states would take the sentence's grammar."""
 
 from __future__ import annotations
 
-from stream_guard.checks.alignment import ContradictionView, contradiction_finding, first_disagreeing, restating
+from stream_guard.checks.alignment import ContradictionView, value_conflicts
 from stream_guard.text.modality import Modality, modalities
 from stream_guard.text.words import stem
 from stream_guard.wire.report import Finding
@@ -21,29 +22,19 @@ _CONFLICTS = {frozenset({"required", "permitted"}), frozenset({"required", "forb
 
 
 def analyze_obligations(view: ContradictionView) -> list[Finding]:
-    findings: list[Finding] = []
-    for sentence in view.answer:
-        for ours in modalities(sentence.text)[:4]:
-            if ours.conditional:
-                continue  # "if you are a new customer, you need not ...": which condition the source states is unknown
-            candidates = restating(view, sentence, _VALUE_STEMS | {ours.action})
-            hit = first_disagreeing(candidates, lambda i: modalities(view.sentence(i).text), _agrees(ours))
-            if hit is None:
-                continue
-            i, (theirs, *_) = hit
-            findings.append(contradiction_finding(
-                view, i, kind="obligation", statement=sentence.text,
-                evidence=(f"answer says '{ours.text}' ({_READ[ours.force]}) but the source says "
-                          f"'{theirs.text}' ({_READ[theirs.force]})"),
-                answer_value=ours.text, source_value=theirs.text,
-            ))
-    return findings
+    return value_conflicts(view, "obligation", _unconditional, _agrees, lambda ours: _VALUE_STEMS | {ours.action},
+                           _describe)
 
 
-def _agrees(ours: Modality):  # noqa: ANN202 - a predicate over the source's modalities
-    def agrees(theirs: Modality) -> bool | None:
-        if theirs.action != ours.action or theirs.conditional:
-            return None  # another action, or one said only under a condition
-        return frozenset({theirs.force, ours.force}) not in _CONFLICTS
+def _unconditional(text: str) -> list[Modality]:
+    return [m for m in modalities(text) if not m.conditional]
 
-    return agrees
+
+def _agrees(ours: Modality, theirs: Modality) -> bool | None:
+    if theirs.action != ours.action:
+        return None  # another action: says nothing about this one
+    return frozenset({theirs.force, ours.force}) not in _CONFLICTS
+
+
+def _describe(ours: Modality, theirs: Modality) -> str:
+    return f"answer says '{ours.text}' ({_READ[ours.force]}) but the source says '{theirs.text}' ({_READ[theirs.force]})"
