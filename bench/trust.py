@@ -242,7 +242,6 @@ class Rule:
 
 def fit_rule(train: Sequence[Example]) -> Rule:
     model, threshold = fitting().rule(train)
-    # ScoreModel is a msgspec Struct since the configuration round (config/score_model.py).
     return Rule(msgspec.structs.replace(model, threshold=threshold), threshold)
 
 
