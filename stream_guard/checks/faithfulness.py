@@ -159,7 +159,11 @@ class _ContextFacts:
         if q.numerator is not None:
             unit, amount = q.numerator
             return any(_same_amount(amount, c.value) for c in self.pools.get(unit, ()))
-        return False
+        # "100 GB" where the context states "$5 per 100 GB per month": the amount of a rate is attested too.
+        return any(
+            c.numerator is not None and c.numerator[0] == q.dimension and _same_amount(q.value, c.numerator[1])
+            for dimension, pool in self.pools.items() if "/" in dimension for c in pool
+        )
 
 
 def _same_amount(a: float, b: float) -> bool:

@@ -2,8 +2,9 @@
 the other way round, for the same action ("may disclose" for "shall not disclose", "must give notice" for "may
 give notice", "does not have to report" for "must report"). Only modals governing the same action are compared;
 "can" and "may" are one permission, "must", "shall" and "is required to" one obligation. A modal said under a
-condition ("if you are a new customer, you need not ...") is not compared: which condition the other side
-states would take the sentence's grammar."""
+condition ("if you are not a degree-seeking student, you must ...") is compared only with one said under the same
+condition (mostly the same words): "if you are a new customer, you need not swap" says nothing against "existing
+customers need to swap"."""
 
 from __future__ import annotations
 
@@ -22,18 +23,20 @@ _CONFLICTS = {frozenset({"required", "permitted"}), frozenset({"required", "forb
 
 
 def analyze_obligations(view: ContradictionView) -> list[Finding]:
-    return value_conflicts(view, "obligation", _unconditional, _agrees, lambda ours: _VALUE_STEMS | {ours.action},
-                           _describe)
-
-
-def _unconditional(text: str) -> list[Modality]:
-    return [m for m in modalities(text) if not m.conditional]
+    return value_conflicts(view, "obligation", modalities, _agrees, lambda ours: _VALUE_STEMS | {ours.action}, _describe)
 
 
 def _agrees(ours: Modality, theirs: Modality) -> bool | None:
-    if theirs.action != ours.action:
-        return None  # another action: says nothing about this one
+    if theirs.action != ours.action or not _same_condition(ours, theirs):
+        return None  # another action, or said under another condition: says nothing about this one
     return frozenset({theirs.force, ours.force}) not in _CONFLICTS
+
+
+def _same_condition(ours: Modality, theirs: Modality) -> bool:
+    """Both unconditional, or both under a condition naming mostly the same things."""
+    if not ours.conditional or not theirs.conditional:
+        return ours.conditional == theirs.conditional
+    return len(ours.condition & theirs.condition) * 2 >= max(len(ours.condition), len(theirs.condition))
 
 
 def _describe(ours: Modality, theirs: Modality) -> str:

@@ -43,7 +43,13 @@ class Modality:
     end: int
     force: str  # REQUIRED, PERMITTED, FORBIDDEN or OPTIONAL
     action: str
-    conditional: bool = False  # the sentence states a condition ("if", "unless") before the modal
+    # Content stems of the condition stated before the modal ("if you are not a degree-seeking student, you must
+    # ..." -> {degre, seek, student}); empty when there is none.
+    condition: frozenset[str] = frozenset()
+
+    @property
+    def conditional(self) -> bool:
+        return bool(self.condition)
 
 
 def modalities(text: str) -> list[Modality]:
@@ -56,8 +62,8 @@ def modalities(text: str) -> list[Modality]:
 @lru_cache(maxsize=16384)
 def _modalities(text: str) -> tuple[Modality, ...]:
     out: list[Modality] = []
-    condition = _CONDITION_RE.search(text)
-    first_condition = condition.start() if condition else len(text)
+    found = _CONDITION_RE.search(text)
+    condition = _condition_stems(text, found) if found else frozenset()
     for m in _MODAL_RE.finditer(text):
         if _HEDGE_RE.search(text, max(0, m.start() - 12), m.start()):
             continue  # "may need to", "might have to": a possibility, not an obligation
@@ -68,9 +74,21 @@ def _modalities(text: str) -> tuple[Modality, ...]:
             continue
         if force == PERMITTED and m.group().lower() in ("may", "can") and action in ("be", "need", "have"):
             continue  # "may be subject to", "may need to", "may have to": a possibility
-        conditional = first_condition < m.start()
-        out.append(Modality(text[m.start() : end], m.start(), end, force, action, conditional))
+        said_under = condition if found is not None and found.start() < m.start() else frozenset()
+        out.append(Modality(text[m.start() : end], m.start(), end, force, action, said_under))
     return out
+
+
+def _condition_stems(text: str, found: re.Match[str]) -> frozenset[str]:
+    """Content stems of a condition: from its word to the next comma or clause break (at most 120 characters)."""
+    stop = len(text)
+    for mark in (",", ";", " then "):
+        at = text.find(mark, found.end(), found.end() + 120)
+        if at >= 0:
+            stop = min(stop, at)
+    words = _WORD_RE.findall(text, found.end(), min(stop, found.end() + 120))
+    stems = frozenset(stem(w.lower()) for w in words if w.lower() not in STOP_WORDS)
+    return stems or frozenset({"_"})  # a condition with no content words is still a condition
 
 
 def _action(text: str, at: int) -> tuple[str, int]:

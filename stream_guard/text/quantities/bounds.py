@@ -62,7 +62,7 @@ def qualifier(toks: list[_Tok], first: int, last: int) -> tuple[str | None, int]
         for n in range(min(_LONGEST, len(before)), 0, -1):
             kind = _PHRASES.get(tuple(before[-n:]))
             if kind is not None:
-                return kind, first - n
+                return (_flip(kind) if _negated(toks, first - n) else kind), first - n
     for j in range(last + 1, min(last + 3, len(toks) - 1)):  # "10 or more", "10 users or more"
         kind = _AFTER.get((toks[j].low, toks[j + 1].low))
         if kind is not None:
@@ -73,6 +73,20 @@ def qualifier(toks: list[_Tok], first: int, last: int) -> tuple[str | None, int]
 
 
 _WORDS_BEFORE_RE = re.compile(r"[A-Za-z~]+")
+
+
+_NEGATORS = frozenset("not never don't doesn't didn't cannot can't won't mustn't shouldn't".split())
+
+
+def _negated(toks: list[_Tok], phrase_start: int) -> bool:
+    """A negator within the three words before a bound phrase turns it round: "do not give more than 4 doses" is
+    at most 4."""
+    return any(t.low in _NEGATORS or t.low == "t" and k > 0 and toks[k - 1].text in "'’"
+               for k, t in enumerate(toks[max(0, phrase_start - 3) : phrase_start], start=max(0, phrase_start - 3)))
+
+
+def _flip(kind: str) -> str:
+    return AT_MOST if kind == AT_LEAST else AT_LEAST if kind == AT_MOST else kind
 
 
 def bound_before(text: str, start: int) -> tuple[str | None, int]:

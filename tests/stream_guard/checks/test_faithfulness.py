@@ -151,3 +151,9 @@ def test_markers_and_markdown_are_not_claims_or_figures() -> None:
 def test_clock_times_and_frequencies_in_another_form_are_grounded() -> None:
     assert run("The pharmacy closes at 4 pm.", ["The pharmacy closes at 16:00."]).score == 1.0
     assert run("Take one tablet every 12 hours.", ["Take one tablet twice daily."]).score == 1.0
+
+
+def test_the_amount_of_a_rate_and_a_negated_bound_are_read_as_the_source_means_them() -> None:
+    assert run("Extra storage is $5 a month for each 100 GB.", ["Extra storage is $5 per 100 GB per month."]).score == 1.0
+    dosage = ["Children: 5 ml every 6 hours as needed. Do not give more than 4 doses in 24 hours."]
+    assert run("Children can have 5 ml every six hours, with no more than 4 doses in 24 hours.", dosage).score == 1.0

@@ -35,3 +35,10 @@ def test_optional_conflicts_only_with_required_and_conditions_are_not_compared()
         ("obligation", "do not have to report", "must report")]
     assert found("You may report the scholarship as income.", "You do not have to report the scholarship as income.") == []
     assert found(report, "If it exceeds tuition, you do not have to report the scholarship as income.") == []
+
+
+def test_the_same_condition_is_compared() -> None:
+    source = "However, if you are not a degree-seeking student, you must include the scholarship as taxable income."
+    assert found(source, "If you are not a degree-seeking student, you may include the scholarship as taxable income.") == [
+        ("obligation", "may include", "must include")]
+    assert found(source, "If you are a new student at a community college, you may include the scholarship as income.") == []

@@ -89,6 +89,7 @@ def test_well_known_equivalent_names(name: str, other: str) -> None:
     ("shall not exceed $50,000", 50000.0, "at_most", "shall not exceed "), ("no more than 4 g in 24 hours", 0.004, "at_most", "no more than "),
     ("capped at 10 seats", 10.0, "at_most", "capped at "), ("at least 10 users", 10.0, "at_least", "at least "),
     ("10 users or more", 10.0, "at_least", ""), ("a 49 percentage chance", 49.0, None, ""),
+    ("Do not give more than 4 doses in 24 hours.", 4.0, "at_most", "more than "),
 ])
 def test_legal_numerals_and_bounds(text: str, value: float, qualifier: str | None, lead: str) -> None:
     found = q(text)
