@@ -18,6 +18,7 @@ from typing import Sequence
 from stream_guard.heal import edits
 from stream_guard.heal.result import CLAIM_PRUNE, Attempt, Change
 from stream_guard.text.claims import extract_claims
+from stream_guard.text.markup import Markup
 from stream_guard.text.words import stem_set
 from stream_guard.wire.report import Finding, FindingType
 # Share of a sentence's content stems a finding's statement must cover to mark it (statements are claims,
@@ -39,22 +40,24 @@ def _marks(sentence: str, statements: Sequence[tuple[str, frozenset[str]]]) -> s
     return None
 
 
-def prune(answer: str, findings: Sequence[Finding]) -> Attempt:
+def prune(answer: str | Markup, findings: Sequence[Finding]) -> Attempt:
     """The answer without the sentences that carry a finding; text None when too little would be left."""
     marked = [f for f in findings if f.type in _PRUNED_KINDS and f.kind != "irrelevant_context" and f.statement]
     if not marked:
         return Attempt(CLAIM_PRUNE, None, ())
+    markup = edits.read(answer)
+    answer = markup.original
     statements = [(f.statement.strip(), stem_set(f.statement)) for f in marked]
     dropped: list[tuple[int, int]] = []
     changes: list[Change] = []
-    for start, end, sentence in edits.spans(answer):
+    for start, end, sentence in edits.spans(markup):
         hit = _marks(sentence, statements)
         if hit is not None:
             dropped.append((start, end))
             changes.append(Change("drop_sentence", sentence, "", "Removed a statement the source documents do not support"))
-    if not changes or len(dropped) == len(edits.spans(answer)):
+    if not changes or len(dropped) == len(edits.spans(markup)):
         return Attempt(CLAIM_PRUNE, None, tuple(changes))
-    text = edits.drop(answer, dropped)
+    text = edits.drop(markup, dropped)
     claims_before = len(extract_claims(answer))
     claims_after = len(extract_claims(text))
     if claims_after == 0 or claims_after < MIN_KEPT_SHARE * claims_before:

@@ -34,9 +34,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
+from stream_guard.heal import edits
 from stream_guard.heal.readability import readability_problems, reading_problems
 from stream_guard.heal.result import CONTRADICTION_PATCH, Attempt, Change
 from stream_guard.text.claims import extract_claims
+from stream_guard.text.markup import Markup
 from stream_guard.text.spans import sentence_spans
 from stream_guard.text.words import NEGATORS, stem
 from stream_guard.wire.report import Finding, FindingType
@@ -304,22 +306,26 @@ def _asserts(statement: str | None) -> bool:
     return bool(statement and extract_claims(statement))
 
 
-def replace_values(answer: str, findings: Sequence[Finding]) -> tuple[str, tuple[Change, ...]]:
+def replace_values(answer: str | Markup, findings: Sequence[Finding]) -> tuple[str, tuple[Change, ...]]:
     """Swap each contradicted literal for the source's literal inside its own sentence.
 
     Polarity findings whose phrases cannot be swapped replace (or drop) their whole sentence and are placed
     first, so a value edit inside the same sentence cannot half-patch what the sentence edit replaces anyway.
+    Everything is found in the answer's plain text (where the checks found it) and written back through the
+    markup reader, so the answer's markdown and the markers of what it keeps stay.
     """
-    edits: list[tuple[int, int, str, Finding]] = []
+    markup = edits.read(answer)
+    plain = markup.plain
+    found: list[tuple[int, int, str, Finding]] = []
     seen: set[tuple[str, str | None, str | None]] = set()
     claims = [f for f in findings if _asserts(f.statement)]
     whole = [f for f in claims if f.kind == "negation" and not _swappable(f.answer_value, f.source_value)]
     for finding in whole + [f for f in claims if f not in whole]:
-        taken = [(lo, hi) for lo, hi, _, _ in edits]
+        taken = [(lo, hi) for lo, hi, _, _ in found]
         if finding in whole:
-            sentence = _sentence_edit(answer, finding, taken)
+            sentence = _sentence_edit(plain, finding, taken)
             if sentence is not None:
-                edits.append((*sentence, finding))
+                found.append((*sentence, finding))
             continue
         if finding.kind == "billing" and _cycle_name(finding.answer_value) in CYCLES:
             continue  # cycle names are handled by the billing pass, not literally
@@ -327,23 +333,13 @@ def replace_values(answer: str, findings: Sequence[Finding]) -> tuple[str, tuple
         if not a or not s or a == s or (finding.statement, a, s) in seen:
             continue
         seen.add((finding.statement, a, s))
-        span = _locate(answer, finding, taken)
+        span = _locate(plain, finding, taken)
         if span is not None:
-            edits.append((span[0], span[1], s, finding))
-    patched = answer
-    for lo, hi, value, finding in sorted(edits, key=lambda e: e[0], reverse=True):
-        if finding in whole:
-            patched = patched[:lo] + value + patched[hi:] if value else _cut(patched, lo, hi)
-        else:
-            patched = patched[:lo] + _match_case(patched[lo:hi], value) + patched[hi:]
-    return patched, tuple(_describe(answer, edit, edit[3] in whole) for edit in sorted(edits, key=lambda e: e[0]))
-
-
-def _cut(text: str, lo: int, hi: int) -> str:
-    """`text` without [lo, hi) and the space after it."""
-    while hi < len(text) and text[hi] in " \t":
-        hi += 1
-    return (text[:lo] + text[hi:]).strip()
+            found.append((span[0], span[1], s, finding))
+    ordered = sorted(found, key=lambda e: e[0])
+    values = [(lo, hi, value if finding in whole else _match_case(plain[lo:hi], value)) for lo, hi, value, finding in ordered]
+    patched = edits.replace(markup, values) if values else markup.original
+    return patched, tuple(_describe(plain, edit, edit[3] in whole) for edit in ordered)
 
 
 def _describe(answer: str, edit: tuple[int, int, str, Finding], whole: bool) -> Change:
@@ -387,17 +383,18 @@ def _normalize_in_sentences(
     return patched, tuple(changes)
 
 
-def patch(answer: str, findings: Sequence[Finding]) -> Attempt:
+def patch(answer: str | Markup, findings: Sequence[Finding]) -> Attempt:
     """Contradiction patch over the answer's contradiction findings; text None when nothing could be patched."""
+    markup = edits.read(answer)
     contradictions = [f for f in findings if f.type is FindingType.CONTRADICTION]
-    patched, changes = replace_values(answer, contradictions)
+    patched, changes = replace_values(markup, contradictions)
     # The direction is read from what the model wrote: a source sentence swapped in for a negation flip
     # names the target cycle and must not make the answer look like it already mixes two cycles.
-    direction = billing_direction(answer, contradictions)
+    direction = billing_direction(markup.plain, contradictions)
     if direction is not None:
         sources, target = direction
-        patched, billing_changes = _normalize_in_sentences(patched, answer, contradictions, sources, target)
+        patched, billing_changes = _normalize_in_sentences(patched, markup.plain, contradictions, sources, target)
         changes += billing_changes
-    if not changes or patched == answer:
+    if not changes or patched == markup.original:
         return Attempt(CONTRADICTION_PATCH, None, ())
     return Attempt(CONTRADICTION_PATCH, patched, changes)

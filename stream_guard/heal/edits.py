@@ -1,12 +1,12 @@
-"""Editing an answer by sentence: drop some sentences and keep the rest as written, lists still counting.
+"""Editing an answer by sentence, its structure kept: drop some sentences or replace spans, and get the answer back
+as written, with its markdown, its citation markers and its lists still counting.
 
-A repair keeps the answer's own words for what it keeps, and its layout: a line break stays a line break, and a
-numbered list from which an item was dropped counts on (1, 2, 3, not 1, 2, 4). A list introduction whose items
-all went ("The steps are:") must not end the answer mid-thought.
-
-Plain answers only: an answer written in markdown (lists, bold labels, citation markers) is edited through the
-markup reader's span editor once it is in (text/markup.py), which keeps its structure and the markers of the
-sentences it keeps; until then `drop` reads the answer as plain text.
+A repair keeps the answer's own words for what it keeps, and its layout: a list item, a bold label or the markers
+of a sentence it keeps stay; a dropped sentence takes its markers (and its list item or table row, when nothing
+else is left in it) with it; a numbered list from which an item was dropped counts on (1, 2, 3, not 1, 2, 4),
+written as markdown items or inline ("... oven: 1. Preheat ... 2. Place ..."); a list introduction whose items
+all went ("The steps are:") must not end the answer mid-thought. The answer is read once by the markup reader
+(text/markup.py); every span here is a span of its plain text, where the checks found what they found.
 """
 
 from __future__ import annotations
@@ -14,30 +14,39 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from stream_guard.text.spans import sentence_spans
+from stream_guard.text.markup import Edit, Markup, read_markup
 
 _TRAILING_COLON_RE = re.compile(r"[:：]\s*$")
 # A numbered item: at a line start ("2. Place the steak"), or inline after a sentence ("... oven. 3. Roast").
 _ITEM_RE = re.compile(r"(?:^[ \t]*|(?<=[.!?:])[ \t]+)(\d{1,3})([.)])(?=[ \t]+\S)", re.M)
+# Where a dropped inline sentence leaves two spaces between the sentences around it.
+_DOUBLE_SPACE_RE = re.compile(r"(?<=[.!?\]]) {2,}(?=\S)")
 
 
-def spans(answer: str) -> list[tuple[int, int, str]]:
-    """(start, end, sentence) of each sentence of the answer, in order."""
-    return sentence_spans(answer)
+def read(answer: str | Markup) -> Markup:
+    """The answer read by the markup reader (an already read one as it is)."""
+    return answer if isinstance(answer, Markup) else read_markup(answer)
 
 
-def drop(answer: str, dropped: Sequence[tuple[int, int]]) -> str:
-    """The answer without the sentences at `dropped` (spans from `spans`), separators kept, lists renumbered."""
-    gone = set(dropped)
-    kept = [(start, end) for start, end, _ in spans(answer) if (start, end) not in gone]
-    out: list[str] = []
-    for k, (start, end) in enumerate(kept):
-        if k:
-            gap = answer[kept[k - 1][1]:start]
-            out.append("\n" if "\n" in gap else " ")
-        out.append(answer[start:end])
-    text = _TRAILING_COLON_RE.sub(".", "".join(out).strip())
-    return renumber(text, from_one=_lists_start_at_one(answer)) if len(kept) < len(spans(answer)) else text
+def spans(markup: Markup) -> list[tuple[int, int, str]]:
+    """(start, end, sentence) of each sentence of the answer's plain text, in order."""
+    return [(s.start, s.end, s.text) for s in markup.sentences]
+
+
+def drop(markup: Markup, dropped: Sequence[tuple[int, int]]) -> str:
+    """The answer without the sentences at `dropped` (plain spans from `spans`), structure kept, lists renumbered."""
+    text = markup.rewrite([Edit(start, end, "") for start, end in dropped])
+    text = _TRAILING_COLON_RE.sub(".", _DOUBLE_SPACE_RE.sub(" ", text).strip())
+    return renumber(text, from_one=_lists_start_at_one(markup.original)) if dropped else text
+
+
+def replace(markup: Markup, edits: Sequence[tuple[int, int, str]]) -> str:
+    """The answer with plain spans replaced (an empty text drops whole sentences, as `drop` does)."""
+    dropping = any(not text for _, _, text in edits)
+    text = markup.rewrite([Edit(start, end, value) for start, end, value in edits])
+    if dropping:
+        text = renumber(_DOUBLE_SPACE_RE.sub(" ", text).strip(), from_one=_lists_start_at_one(markup.original))
+    return text
 
 
 def _lists_start_at_one(text: str) -> bool:

@@ -14,6 +14,7 @@ from typing import Sequence
 
 from stream_guard.heal import edits
 from stream_guard.heal.result import ENTITY_SCRUB, Attempt, Change
+from stream_guard.text.markup import Markup
 from stream_guard.wire.report import Finding, FindingType
 
 _TITLES = frozenset("dr dr. prof prof. mr mr. mrs mrs. ms ms. sir".split())
@@ -33,13 +34,14 @@ def _needles(finding: Finding) -> list[re.Pattern[str]]:
     return patterns
 
 
-def scrub(answer: str, findings: Sequence[Finding]) -> Attempt:
+def scrub(answer: str | Markup, findings: Sequence[Finding]) -> Attempt:
     entities = [f for f in findings if f.type is FindingType.FABRICATED_ENTITY]
+    markup = edits.read(answer)
     statements = {f.statement.strip() for f in entities if f.statement}
     needles = [(f, p) for f in entities for p in _needles(f)]
     dropped: list[tuple[int, int]] = []
     changes: list[Change] = []
-    sentences = edits.spans(answer)
+    sentences = edits.spans(markup)
     for start, end, sentence in sentences:
         culprit = next((f for f, p in needles if p.search(sentence)), None)
         if culprit is None and sentence.strip() in statements:
@@ -58,4 +60,4 @@ def scrub(answer: str, findings: Sequence[Finding]) -> Attempt:
         )
     if not changes or len(dropped) == len(sentences):
         return Attempt(ENTITY_SCRUB, None, tuple(changes))
-    return Attempt(ENTITY_SCRUB, edits.drop(answer, dropped), tuple(changes))
+    return Attempt(ENTITY_SCRUB, edits.drop(markup, dropped), tuple(changes))

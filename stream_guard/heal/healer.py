@@ -214,7 +214,7 @@ class HallucinationHealer:
             return attempt, final, f"the patched answer is only {final.faithfulness_score:.2f} faithful"
         if name in (CONTRADICTION_PATCH, ENTITY_SCRUB) and _leftovers(final):
             # The fixed answer must not keep an unsupported claim next to the fixed one.
-            pruned = claim_prune.prune(attempt.text, final.hallucinated_statements)
+            pruned = claim_prune.prune(original.with_answer(attempt.text).answer_markup, final.hallucinated_statements)
             if pruned.text is not None:
                 candidate = Attempt(name, pruned.text, attempt.changes + pruned.changes)
                 found = report.hallucinated_statements + final.hallucinated_statements
@@ -224,12 +224,14 @@ class HallucinationHealer:
         return attempt, final, failure_reason(final)
 
     def _propose(self, name: str, original: Inspection, report: HallucinationReport) -> Attempt:
+        # The answer as the checks read it (markdown and citation markers apart): edits keep its structure.
+        answer = original.answer_markup
         if name == CONTRADICTION_PATCH:
-            return contradiction_patch.patch(original.answer, report.hallucinated_statements)
+            return contradiction_patch.patch(answer, report.hallucinated_statements)
         if name == ENTITY_SCRUB:
-            return entity_scrub.scrub(original.answer, report.hallucinated_statements)
+            return entity_scrub.scrub(answer, report.hallucinated_statements)
         if name == CLAIM_PRUNE:
-            return claim_prune.prune(original.answer, report.hallucinated_statements)
+            return claim_prune.prune(answer, report.hallucinated_statements)
         return grounding_rewrite.rewrite(original, self.rewrite_sentences)
 
     def _reinspect(self, original: Inspection, text: str, history: Sequence[Fingerprint]) -> HallucinationReport:

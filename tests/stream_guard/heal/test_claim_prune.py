@@ -46,3 +46,19 @@ def test_a_list_an_item_was_dropped_from_counts_on():
                            "2. Place the steak on a rack. 3. Roast the steak for 10 minutes.")
     lines = "Steps:\n1. Open the app.\n2. Call Dr. Fake.\n3. Tap Settings.\n4. Save."
     assert prune(lines, [unsupported("Call Dr. Fake.")]).text == "Steps:\n1. Open the app.\n2. Tap Settings.\n3. Save."
+
+
+def test_a_markdown_answer_keeps_its_structure_and_the_markers_of_what_it_keeps():
+    answer = ("**Returns**\n\n- Returns are accepted within 14 days [1].\n- Our Tokyo store gives free gift wrapping "
+              "[2].\n- Refunds go to the original card [1].")
+    result = prune(answer, [unsupported("Our Tokyo store gives free gift wrapping.")])
+    assert result.text == ("**Returns**\n\n- Returns are accepted within 14 days [1].\n"
+                           "- Refunds go to the original card [1].")
+
+
+def test_a_footnote_whose_every_marker_went_goes_too():
+    answer = ("1. Returns are accepted within 14 days.[^1]\n2. Our Tokyo store gives free gift wrapping.[^2]\n"
+              "3. Refunds go to the original card.[^1]\n\n[^1]: Returns policy\n[^2]: Tokyo flyer")
+    result = prune(answer, [unsupported("Our Tokyo store gives free gift wrapping.")])
+    assert result.text is not None and "Tokyo" not in result.text and "[^2]" not in result.text
+    assert "2. Refunds go to the original card.[^1]" in result.text and "[^1]: Returns policy" in result.text

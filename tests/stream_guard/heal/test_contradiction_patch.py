@@ -190,3 +190,12 @@ def test_a_sentence_that_asserts_nothing_is_never_a_patch_target():
     answer = "Sure! The diner opens at 7 am."
     finding = contradiction("Sure!", "Sure", "not sure", kind="negation", source="I am not sure how it is at dinner.")
     assert patch(answer, [finding]).text is None
+
+
+def test_a_value_is_patched_inside_its_markdown_with_the_marker_kept():
+    answer = "- **Price:** The Pro plan costs $10 per month [1].\n- **Support:** Email support is included [2]."
+    finding = contradiction("Price: The Pro plan costs $10 per month.", "$10", "$120",
+                            source="The Pro plan costs $120 per month.")
+    result = patch(answer, [finding])
+    assert result.text == ("- **Price:** The Pro plan costs $120 per month [1].\n"
+                           "- **Support:** Email support is included [2].")
