@@ -165,7 +165,8 @@ def _main(args: argparse.Namespace) -> int:
     model = msgspec.structs.replace(model, threshold=threshold)
     _say(f"\nChosen: flag_threshold = {threshold}, score model "
          f"{'refitted' if refitted else 'kept (' + (current.fitted_on or 'current') + ')'}")
-    _say("Full guard on the labelled answers (in-sample):")
+    _say("Full guard on the labelled answers the threshold is chosen for (in-sample; short extractive answers, which "
+         "have their own offset, left out when there are others):")
     _say_lines([_summary(name, m) for name, m in [("all", verified["overall"]),
                                                   *sorted(verified["by_task_type"].items())]])
     kept = verified["overall"]["faithful_kept"] or 0.0

@@ -325,7 +325,11 @@ def verified_threshold(config: DetectorConfig, rows: Sequence[Labelled], jobs: i
                        say: Callable[[str], None]) -> tuple[float, dict[str, Any]]:
     """The chosen threshold, raised until the full guard (not only the score) keeps `keep` of the faithful
     answers, and that run's metrics. Both runs judge the same answers; they differ when drift counts or a
-    score sits within rounding of the threshold."""
+    score sits within rounding of the threshold. Like the choice itself (choose_threshold), this is about the
+    answers that are not short extractive ones, when there are any."""
+    if any(e.observation.kind != SHORT for e in examples):
+        chosen = [i for i, e in enumerate(examples) if e.observation.kind != SHORT]
+        rows, scores, examples = [rows[i] for i in chosen], [scores[i] for i in chosen], [examples[i] for i in chosen]
     faithful = sum(1 for e in examples if not e.label)
     needed = math.ceil(keep * faithful - 1e-9)
     extra = 0
