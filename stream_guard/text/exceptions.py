@@ -34,9 +34,16 @@ class Scope:
     stems: frozenset[str]
 
 
+_NEEDLES = ("except", "exclu", "other than", "apart from", "includ", "but not", "save for", "barring", "plus",
+            "as well as")
+
+
 def scopes(text: str) -> list[Scope]:
     """Every exception or inclusion stated in `text`, in order."""
     if not text:
+        return []
+    low = text.lower()
+    if not any(needle in low for needle in _NEEDLES):
         return []
     return list(_scopes(text))
 

@@ -57,7 +57,8 @@ _FOOTNOTE_DEF_RE = re.compile(r"[ ]{0,3}\[\^([^\]\s]{1,40})\]:[ \t]*+")
 
 # Inline tokens, each found by its first character (the alternation is tried only where one of them stands).
 _INLINE_RE = re.compile(
-    r"(?P<esc>\\[!-/:-@\[-`{-~])"
+    r"(?=[\\!\[【(<`*_~])"  # every token starts with one of these: other positions are skipped at once
+    r"(?:(?P<esc>\\[!-/:-@\[-`{-~])"
     r"|(?P<image>!\[(?P<alt>[^\[\]\n]{0,300})\]\((?P<isrc>[^()\s]{0,2000})(?:[ \t]++\"[^\"\n]{0,300}\")?\))"
     r"|(?P<link>\[(?P<text>[^\[\]\n]{1,300})\]\((?P<href><[^<>\n]{0,2000}>|[^()\s]{0,2000})(?:[ \t]++\"[^\"\n]{0,300}\")?\))"
     r"|(?P<foot>\[\^(?P<label>[^\]\s]{1,40})\])"
@@ -68,7 +69,7 @@ _INLINE_RE = re.compile(
     r"|(?P<auto><(?:https?|ftp|mailto):[^<>\s]{1,2000}>)"
     r"|(?P<html></?(?i:b|i|em|strong|u|sup|sub|span|p|br|small|mark)(?:[ \t][^<>\n]{0,200})?/?>)"
     r"|(?P<code>`++)"
-    r"|(?P<delim>\*++|_++|~~)"
+    r"|(?P<delim>\*++|_++|~~))"
 )
 
 # Citation shapes of a marker's body (the citation check resolves them against the event's chunks).

@@ -52,9 +52,16 @@ class Modality:
         return bool(self.condition)
 
 
+_NEEDLES = ("may", "must", "shall", "can", "need", "have to", "has to", "required", "allowed", "permitted",
+            "prohibited", "forbidden", "barred", "obliged", "obligated", "entitled", "free to", "optional", "shan't")
+
+
 def modalities(text: str) -> list[Modality]:
     """Every obligation, permission or prohibition stated in `text`, in order."""
     if not text:
+        return []
+    low = text.lower()
+    if not any(needle in low for needle in _NEEDLES):
         return []
     return list(_modalities(text))
 

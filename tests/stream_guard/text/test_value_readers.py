@@ -131,7 +131,7 @@ def test_readers_stay_linear(read: Callable[[str], object], atom: str) -> None:
 
     cost(100)
     small, large = cost(1000), cost(8000)
-    assert large < 8 * 3 * max(small, 1e-4) + 0.05  # 8x the text: linear with a generous margin
+    assert large < 8 * 3 * max(small, 1e-4) + 0.25  # 8x the text: linear with a generous margin (a shared machine)
 
 
 def test_not_having_to_is_optional_and_a_hedge_or_a_future_is_no_modal() -> None:
