@@ -96,6 +96,8 @@ DECIDES_NOTHING = frozenset({"drift"})
 # What an unsupported statement's evidence says when it names what no source mentions.
 _ABSENCE = re.compile(r"nowhere|none of|no source|missing|says nothing|leaves \S+ empty|gives no|match no|"
                       r"has \S+ = |covers \d+ of", re.I)
+# What a citation mismatch's evidence says about the chunks: which were retrieved, or which one supports the claim.
+_CHUNKS = re.compile(r"retrieved chunks? (?:are|is)|none of the \d+ retrieved|chunk '[^']+' supports|no retrieved chunk|covers only", re.I)
 
 
 # --- per-verdict outcomes ------------------------------------------------------------------------------------
@@ -113,6 +115,9 @@ def has_evidence(statement: dict[str, Any]) -> bool:
     evidence = str(statement.get("evidence") or "").strip()
     if statement.get("type") == "contradiction":
         return bool(statement.get("source")) and bool(statement.get("source_value") or evidence)
+    if statement.get("type") == "citation_mismatch":
+        # A citation's evidence is the marker it cites and what the retrieved chunks are (or which one supports it).
+        return bool(evidence) and "cites" in evidence and bool(_CHUNKS.search(evidence))
     return bool(evidence) and bool(_ABSENCE.search(evidence))
 
 
