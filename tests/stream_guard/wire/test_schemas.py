@@ -55,7 +55,7 @@ def judged():
     lines = [line for line in (REPO / "stream_guard" / "samples" / "demo.jsonl").read_bytes().splitlines()
              if line.strip()]
     lines += labelled("ragtruth_dev").read_bytes().splitlines()[:60]
-    lines += labelled("ragtruth_d2t_dev").read_bytes().splitlines()[-30:]
+    lines += labelled("ragtruth_d2t_dev").read_bytes().splitlines()[:30]
     return judge_payloads(guard, lines, {}, now_ms=1_700_000_000_000).items
 
 
