@@ -52,11 +52,20 @@ class FaithfulnessDetails(TypedDict, total=False):
 
 
 class ContradictionDetails(TypedDict, total=False):
+    # one count per finding kind (checks/contradiction.py KINDS)
     numeric: Count
+    bound: Count
+    currency: Count
     swapped_value: Count
     date: Count
     negation: Count
     billing: Count
+    hours: Count
+    weekday: Count
+    time_zone: Count
+    frequency: Count
+    obligation: Count
+    exception: Count
     unsupported_numbers: list[str]
     numbers_checked: Count
     numbers_unsupported: Count
