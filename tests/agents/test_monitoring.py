@@ -177,7 +177,7 @@ def monitored(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) ->
     config.write_text(f'[monitor]\noperator_token_sha256 = "{hash_token(OPERATOR)}"\n'
                       + "".join(f'[monitor.tenants.{t}]\ntoken_sha256 = "{hash_token(token)}"\n'
                                 for t, token in TOKENS.items()))
-    env = {"STREAM_GUARD_MONITOR_ENABLED": "true", "STREAM_GUARD_MONITOR_SESSION_SECRET": "test-session-secret-0123456789",
+    env = {"STREAM_GUARD_MONITOR_ENABLED": "true", "STREAM_GUARD_MONITOR_SESSION_SECRET": "test-session-secret-0123456789abcdef",
            "STREAM_GUARD_MONITOR_REVIEW_SALT": "test-salt"}
     state: dict[str, Any] = {"names": names, "tmp": tmp, "config": config, "env": env, "workers": []}
 
