@@ -66,6 +66,7 @@ class Gauges:
     unacknowledged: Callable[[], int] = lambda: 0
     judge_replaced: Callable[[], int] = lambda: 0
     refused_acks: Callable[[], int] = lambda: 0
+    broker_link: Any = None  # agents.broker_link.BrokerLink
 
 
 @dataclass
@@ -195,6 +196,14 @@ class _StateCollector:
                                 "Input messages taken and not yet acknowledged.", value=g.unacknowledged())
         yield CounterMetricFamily("stream_guard_judge_replaced", "Judge processes replaced (killed past a "
                                   "wall-clock limit, or found dead).", value=g.judge_replaced())
+        link = g.broker_link
+        if link is not None:
+            yield GaugeMetricFamily("stream_guard_broker_connected", "1 while a broker answers (or answered within "
+                                    "broker_lost_after_s), 0 once the link is lost.", value=int(link.state() != "lost"))
+            yield CounterMetricFamily("stream_guard_broker_request_failures", "Requests to the broker that failed to "
+                                      "connect or timed out.", value=link.failures_total)
+            yield CounterMetricFamily("stream_guard_broker_losses", "Times every broker stopped answering for "
+                                      "broker_lost_after_s.", value=link.losses_total)
         yield CounterMetricFamily("stream_guard_skipped_acks_refused", "Acknowledgements Faust made for input "
                                   "messages it skipped, refused (see agents/faust_adapter.py).", value=g.refused_acks())
 

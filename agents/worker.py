@@ -21,6 +21,15 @@ log = logging.getLogger(__name__)
 
 class _Worker(faust.Worker):
     json_logs = False
+    shutdown_timeout_s = 20.0
+
+    def _on_sigterm(self) -> None:
+        self.app.begin_shutdown(self.shutdown_timeout_s)  # bounded, whatever the broker does (faust_adapter.py)
+        super()._on_sigterm()
+
+    def _on_sigint(self) -> None:
+        self.app.begin_shutdown(self.shutdown_timeout_s)
+        super()._on_sigint()
 
     def on_setup_root_logger(self, logger: logging.Logger, level: int) -> None:
         # Faust's terminal spinner sets the root logger to DEBUG so that it can spin on every record: every
@@ -54,6 +63,7 @@ def run_worker(settings: StreamSettings, config: DetectorConfig, *, loglevel: st
     # quiet: no start-up banner (a table of plain text on stdout) when every line must be JSON.
     faust_worker = _Worker(service.app, loglevel=loglevel, loop=loop, quiet=json_logs)
     faust_worker.json_logs = json_logs
+    faust_worker.shutdown_timeout_s = settings.shutdown_timeout_s
     try:
         faust_worker.execute_from_commandline()
     except SystemExit as exc:

@@ -156,15 +156,16 @@ class StreamSettings(Section, frozen=True):
 
     # When the broker goes away (deploy/OPERATIONS.md, "Broker loss"). No broker has answered for
     # broker_lost_after_s and requests failed meanwhile: /readyz says 503 (a rebalance waits without failing, so
-    # it never counts). Lost for broker_lost_grace_s: /healthz says 503 too, so that an orchestrator restarts a
+    # it never counts). No answer for broker_lost_grace_s: /healthz says 503 too, so that an orchestrator restarts a
     # worker that cannot recover. A message the broker has not acknowledged within producer_timeout_s fails, and
     # the worker then stops with its inputs uncommitted (they are redelivered); a broker back within that time
     # loses nothing. SIGTERM ends the worker within shutdown_timeout_s whatever the broker does: under
     # Kubernetes' default grace period of 30 s.
     broker_lost_after_s: Annotated[float, above(0, 300), Doc("No broker answered this long while requests failed: "
                                                              "/readyz answers 503.")] = 3.0
-    broker_lost_grace_s: Annotated[float, above(0, DAY_S), Doc("Lost this long: /healthz answers 503 too (not "
-                                                               "below broker_lost_after_s).")] = 60.0
+    broker_lost_grace_s: Annotated[float, above(0, DAY_S), Doc("Lost, and no broker answered this long: /healthz "
+                                                               "answers 503 too (not below "
+                                                               "broker_lost_after_s).")] = 60.0
     producer_timeout_s: Annotated[float, above(0, 3600), Doc("A message the broker has not acknowledged within "
                                                              "this fails; the worker then stops, inputs "
                                                              "uncommitted.")] = 30.0
