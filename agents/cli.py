@@ -35,7 +35,7 @@ from typing import Any, AsyncIterator, Mapping, Sequence
 import orjson
 from aiokafka.errors import KafkaError
 
-from stream_guard.agents.clients import Reader, partition_key, start_producer
+from stream_guard.agents.clients import Reader, partition_key, reach_broker, start_producer
 from stream_guard.agents.security import client_options
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
 from stream_guard.agents.topics import ensure_topics
@@ -82,6 +82,14 @@ def _config(args: argparse.Namespace) -> Config:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--broker", help="HOST:PORT[,HOST:PORT] (default: $STREAM_GUARD_BROKER)")
+    parser.add_argument("--wait", action="store_true",
+                        help="keep trying to reach the broker (default: exit 1 after connect_timeout_s, 5 s)")
+
+
+def _reach(settings: StreamSettings, broker: str, args: argparse.Namespace) -> None:
+    """Fail in seconds, naming the address, when the broker cannot be reached (--wait: keep trying)."""
+    asyncio.run(reach_broker(broker, settings.connect_timeout_s, wait=getattr(args, "wait", False),
+                             options=client_options(settings)))
 
 
 def _worker_flags(parser: argparse.ArgumentParser) -> None:
@@ -126,6 +134,7 @@ def cmd_worker(argv: Sequence[str]) -> int:
 
     run = {"loglevel": args.loglevel, "worker": args.name, "monitoring": monitoring}
     if not args.embedded:
+        _reach(settings, settings.broker or "", args)
         return run_worker(settings, config, **run)
     # The embedded broker, in memory, so the state directory must start empty too (RocksDB state and its
     # remembered changelog offsets would not match a broker that just started with nothing: Faust would stop
@@ -205,6 +214,7 @@ def cmd_produce(argv: Sequence[str]) -> int:
         lines = read_lines(args.path)
     except OSError as exc:
         raise InputError(f"cannot read {args.path}: {exc}") from None
+    _reach(settings, broker, args)
     try:
         sent = asyncio.run(produce_lines(broker, topic, lines, interval=args.interval,
                                          options=client_options(settings)))
@@ -277,6 +287,7 @@ def cmd_tail(argv: Sequence[str]) -> int:
     broker = _require_broker(args)
     settings = _config(args).stream
     topic = getattr(settings.topics, args.stream)
+    _reach(settings, broker, args)
     try:
         asyncio.run(_tail(broker, topic, args.stream, args.from_beginning, args.max, args.format == "pretty",
                           client_options(settings), args.to_end))
@@ -408,6 +419,8 @@ def cmd_up(argv: Sequence[str]) -> int:
             broker = stack.enter_context(EmbeddedBroker())
             settings = settings.with_overrides(broker=broker.bootstrap)
             _say(f"embedded broker at {broker.bootstrap}")
+        else:
+            _reach(settings, settings.broker, args)
         if not args.data_dir:
             stack.callback(shutil.rmtree, data_dir, True)
         log_path = Path(data_dir) / "worker.log"
@@ -449,7 +462,24 @@ def run(command: str, argv: list[str]) -> int:
     if handler is None:
         _err(f"unknown command {command!r}; one of {', '.join(COMMANDS)}")
         return 2
+    previous = signal.signal(signal.SIGTERM, _terminated)  # a worker's Faust installs its own once it runs
     try:
         return handler(list(argv))
     except StreamGuardError as exc:
         return report(exc, "stream-guard")
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except Terminated:
+        _err("terminated")
+        return 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM while a command starts or runs outside Faust: end as Ctrl-C does, without a traceback."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise Terminated()

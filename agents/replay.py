@@ -31,7 +31,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError, UnsupportedVersionError
 from aiokafka.structs import ConsumerRecord
 
-from stream_guard.agents.clients import topic_partitions
+from stream_guard.agents.clients import reach_broker, topic_partitions
 from stream_guard.agents.security import client_options
 from stream_guard.errors import BrokerError
 from stream_guard.ops.sources import Bound, Decision, Position, UsageError, live_decisions, task_type_of
@@ -243,6 +243,8 @@ class TopicSource:
         settings = load(getattr(args, "config", None), os.environ, stream={"broker": getattr(args, "broker", None)}).stream
         if not settings.broker:
             raise UsageError("no broker: pass --broker HOST:PORT or set STREAM_GUARD_BROKER")
+        asyncio.run(reach_broker(settings.broker, settings.connect_timeout_s, wait=bool(getattr(args, "wait", False)),
+                                 options=client_options(settings)))
         return cls(settings)
 
     @property
