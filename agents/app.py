@@ -69,7 +69,7 @@ from stream_guard.wire.events import EventError, Limits, decode_event
 from stream_guard.wire.headers import alert_headers, output_headers, trace_context
 from stream_guard.engine.judging import MISROUTED, Judged, JudgedBatch
 from stream_guard.engine.pool import Pool
-from stream_guard.ops.latency import LatencyRegistry, e2e_origin
+from stream_guard.ops.latency import ClockWindow, LatencyRegistry, e2e_origin
 from stream_guard.config.monitor import MonitorSettings
 from stream_guard.engine.pipeline import qualified_name
 from stream_guard.config.stream import StreamSettings
@@ -201,6 +201,8 @@ class GuardService:
     judge: Pool
     worker: str
     monitoring: MonitorSettings = field(default_factory=MonitorSettings)
+    # How long the answers topic keeps records (None: unknown): the clock window is no longer.
+    answers_retention_ms: int | None = None
     app: faust.App = field(init=False)
     registry: LatencyRegistry = field(init=False)
     metrics: WorkerMetrics = field(init=False)
@@ -216,6 +218,7 @@ class GuardService:
     def __post_init__(self) -> None:
         s = self.settings
         self.registry = LatencyRegistry(window_slots=s.latency_window_slots)
+        self.clocks = ClockWindow(s.clock_window_s * 1000, s.clock_skew_s * 1000).within(self.answers_retention_ms)
         self.budget = LatencyBudgetMonitor(s.latency_budget_ms, min_samples=s.latency_min_samples)
         self.limits: Limits = self.judge.config.limits
         self.app = app = GuardApp(s.app_id, fetch_max_wait_ms=s.fetch_max_wait_ms, **faust_options(s))
@@ -602,12 +605,12 @@ class GuardService:
             if item.error_stage == MISROUTED:  # booked where it is judged
                 continue
             source = self.source_of(event.message)
-            origin, ignored = e2e_origin(item.produced_at_ms, source.timestamp_ms, done_ms)
+            origin, ignored = e2e_origin(item.produced_at_ms, source.timestamp_ms, done_ms, self.clocks)
             for reason in ignored:
                 self.metrics.clock_ignored.labels(reason).inc()
             e2e = done_ms - origin if origin is not None else None
             routing = item.routing if item.ok else "failed"
-            self.metrics.observe(source.topic, source.partition, processing_ms, e2e, routing)
+            self.metrics.observe(source.topic, source.partition, processing_ms, e2e, routing, ignored)
             if item.ok:
                 self.metrics.judged(item.hallucination_score, item.checks_flagged)
 
@@ -679,8 +682,9 @@ class GuardService:
                 continue  # a partition that moved to another worker: that worker reports it now
             pending.append(await self.send(self.settings.topics.metrics, f"{key[0]}:{key[1]}".encode(),
                                             summary.to_json(), output_headers("metrics-summary", summary.version)))
-            recent = summary.recent.end_to_end_ms
-            alert = self.budget.check(key[0], key[1], recent.p99, recent.count, at, self.worker)
+            stats = self.registry.partitions.get(key)
+            alert = self.budget.check(key[0], key[1], summary.recent.end_to_end_ms, at, self.worker, summary.window_s,
+                                      stats.recent_ignored() if stats is not None else None)
             if alert is not None:
                 self.metrics.alerts.labels(alert.kind).inc()
                 pending.append(await self.send(self.settings.topics.alerts, alert.key.encode(), alert.to_json(),
@@ -756,6 +760,6 @@ def worker_name() -> str:
 
 
 def build_service(settings: StreamSettings, judge: Pool, worker: str | None = None,
-                  monitoring: MonitorSettings | None = None) -> GuardService:
+                  monitoring: MonitorSettings | None = None, answers_retention_ms: int | None = None) -> GuardService:
     return GuardService(settings=settings, judge=judge, worker=worker or worker_name(),
-                        monitoring=monitoring or MonitorSettings())
+                        monitoring=monitoring or MonitorSettings(), answers_retention_ms=answers_retention_ms)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from faust.sensors import Monitor
 from prometheus_client import (
@@ -114,7 +114,8 @@ class WorkerMetrics:
                                   registry=r)
         self.clock_ignored = Counter(
             "stream_guard_clock_values_ignored",
-            "produced_at values (or Kafka timestamps) too implausible to start the end-to-end clock.", ["reason"],
+            "produced_at values (or Kafka timestamps) outside the clock window (too_old: before clock_window_s or the "
+            "answers topic's retention; future: past clock_skew_s), left out of latency figures and alerts.", ["reason"],
             registry=r)
         self.send_errors = Counter("stream_guard_kafka_send_errors", "Messages the broker did not acknowledge, by "
                                    "topic (the worker then stops: its inputs are redelivered).", ["topic"], registry=r)
@@ -145,8 +146,8 @@ class WorkerMetrics:
         return pid if pid is not None else "no-judge"  # /proc/no-judge does not exist: no judge samples
 
     def observe(self, topic: str, partition: int, processing_ms: float, end_to_end_ms: float | None,
-                routing: str | None) -> None:
-        key = self.latency.observe(topic, partition, processing_ms, end_to_end_ms, routing)
+                routing: str | None, ignored: Sequence[str] = ()) -> None:
+        key = self.latency.observe(topic, partition, processing_ms, end_to_end_ms, routing, ignored)
         children = self._partition_children.get(key)
         if children is None:
             labels = (key[0], str(key[1]))

@@ -47,7 +47,7 @@ from stream_guard.wire.events import EventError, decode_event
 from stream_guard.wire.headers import alert_headers, output_headers
 from stream_guard.engine.judging import Judged
 from stream_guard.wire.labels import decode_label
-from stream_guard.ops.latency import LatencyRegistry, e2e_origin
+from stream_guard.ops.latency import DAY_MS, ClockWindow, LatencyRegistry, e2e_origin
 from stream_guard.ops.monitoring.access import OPERATOR, Access, Principal, cookie_value
 from stream_guard.ops.monitoring.throttle import LoginThrottle
 from stream_guard.ops.monitoring.dashboard import (login_page, message_page, operator_page, tenant_page, tenant_path,
@@ -159,6 +159,9 @@ class Monitor:
         self.index = app.Table("review-index", partitions=s.partitions, key_type=bytes, value_type=bytes,
                                options=rocksdb_options(s), help="sampled event_id -> tenant and week")
         self.candidates = CandidateFilter()
+        # An answer's day: its produced_at, else its Kafka timestamp, within the days the monitor keeps and no
+        # further ahead than max_future_minutes (a 2005 clock must not open a day in 2005).
+        self.clocks = ClockWindow(self.settings.retention_days * DAY_MS, self.settings.max_future_ms)
         self.access = Access(self.settings)
         self.throttle = LoginThrottle(self.settings.login_max_failures, self.settings.login_lockout_minutes * 60)
         self.metrics = TenantMetrics(self.settings.tenants, owned=self._owns)
@@ -192,7 +195,7 @@ class Monitor:
             # clock at zero, or seconds sent as milliseconds, must not open a day in 1970).
             produced = verdict.get("produced_at_ms")
             at_ms, _ = e2e_origin(produced if isinstance(produced, int) and not isinstance(produced, bool) else None,
-                                  self.service.source_of(message).timestamp_ms, time.time() * 1000.0)
+                                  self.service.source_of(message).timestamp_ms, time.time() * 1000.0, self.clocks)
             obs = observe({**verdict, "produced_at_ms": at_ms})
             record = obs.to_record()
             if obs.at_ms is not None and obs.at_ms >= 0:

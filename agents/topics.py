@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.partitioner import murmur2
 
@@ -112,6 +113,27 @@ async def ensure_topics(settings: StreamSettings, timeout: float = 60.0) -> list
         return created
     finally:
         await admin.close()
+
+
+async def topic_retention_ms(settings: StreamSettings, topic: str, timeout: float = 10.0) -> int | None:
+    """The topic's retention.ms as the broker reports it; None when it does not say (or cannot be asked)."""
+    assert settings.broker, "a broker address is required"
+    try:
+        admin = await _admin(settings.broker, timeout, client_options(settings))
+    except ConnectionError:
+        return None
+    try:
+        responses = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+        for response in responses:
+            for resource in response.resources:
+                for entry in resource[4]:  # (error_code, error_message, type, name, config_entries)
+                    if entry[0] == "retention.ms":
+                        return int(entry[1])
+    except (KafkaError, ValueError, TypeError, IndexError) as exc:
+        log.info("could not read the retention of %s: %r", topic, exc)
+    finally:
+        await admin.close()
+    return None
 
 
 def _errors(response: object) -> list[tuple[str, int, str | None]]:
