@@ -62,6 +62,7 @@ from stream_guard.wire.deadletter import (
     Source,
     dead_letter_headers,
     error_headers,
+    readable_event_id,
     record_size,
     without_value,
 )
@@ -402,7 +403,8 @@ class GuardService:
             return await self.send(self.settings.by_question_topic, key, raw, headers,
                                     key_partition(key, partitions) if partitions else None)
         except EventError as exc:
-            return await self.dead_letter(message, field_=exc.field, reason=exc.reason, stage="decode")
+            return await self.dead_letter(message, field_=exc.field, reason=exc.reason, stage="decode",
+                                           event_id=readable_event_id(message.value))
         except Exception as exc:  # a bug must cost one event, never the worker
             log.exception("intake failed on %s[%s]@%s", message.topic, message.partition, message.offset)
             return await self.dead_letter(message, field_="$", reason=f"{type(exc).__name__}: {exc}",

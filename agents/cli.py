@@ -35,7 +35,7 @@ from typing import Any, AsyncIterator, Mapping, Sequence
 import orjson
 from aiokafka.errors import KafkaError
 
-from stream_guard.agents.clients import Reader, partition_key, reach_broker, start_producer
+from stream_guard.agents.clients import OpenEnd, Reader, partition_key, reach_broker, start_producer
 from stream_guard.agents.security import client_options
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
 from stream_guard.agents.topics import ensure_topics
@@ -228,17 +228,22 @@ def cmd_produce(argv: Sequence[str]) -> int:
 
 
 async def _until_end(reader: Reader) -> AsyncIterator[Any]:
-    """The records up to the end offsets the topic had when we started, then stop."""
+    """The records the topic had when we started, then stop: the listed end offsets, confirmed by what the reads
+    see (clients.OpenEnd; a broker may list a short end)."""
     assert reader.consumer is not None
     consumer = reader.consumer
-    ends = await consumer.end_offsets(list(consumer.assignment()))
-
-    async def behind() -> bool:
-        return any([await consumer.position(tp) < end for tp, end in ends.items()])
-
-    while await behind():
-        for record in await reader.poll(1.0):
-            yield record
+    started_ms = int(time.time() * 1000)
+    ends = {tp: OpenEnd(end, started_ms) for tp, end in (await consumer.end_offsets(list(consumer.assignment()))).items()}
+    active = set(ends)
+    while active:
+        batches = await consumer.getmany(*active, timeout_ms=500)
+        for tp in sorted(active):
+            keep, ended = ends[tp].take(batches.get(tp, []), await consumer.position(tp))
+            for record in keep:
+                yield record
+            if ended:
+                active.discard(tp)
+                consumer.pause(tp)
 
 
 def record_view(kind: str, record: Any) -> Any:

@@ -143,6 +143,28 @@ async def topic_partitions(consumer: AIOKafkaConsumer, topics: Iterable[str], ti
 
 
 @dataclass
+class OpenEnd:
+    """Reading one partition "to its end" without trusting the broker's end offset alone: the embedded broker
+    lists the newest batch's first offset + 1 after multi-record batches, so a read that stopped there would stop
+    short. The end is confirmed instead by what the reads see: past the listed end, records written before the
+    read started are still taken; the partition ends at the first record written after the read started (not
+    taken), or once two fetches in a row come back empty with the position at or past the listed end."""
+
+    listed_end: int
+    started_ms: int
+    idle_fetches: int = 0
+
+    def take(self, records: Sequence[ConsumerRecord], position: int) -> tuple[list[ConsumerRecord], bool]:
+        """The records of one fetch to keep, and whether the partition has ended."""
+        newer = next((i for i, r in enumerate(records) if r.offset >= self.listed_end and r.timestamp > self.started_ms),
+                     None)
+        if newer is not None:
+            return list(records[:newer]), True
+        self.idle_fetches = 0 if records else self.idle_fetches + 1
+        return list(records), self.idle_fetches >= 2 and position >= self.listed_end
+
+
+@dataclass
 class Reader:
     """Reads whole topics by manual assignment, from the beginning or from their current end."""
 
