@@ -416,7 +416,16 @@ def cmd_up(argv: Sequence[str]) -> int:
         lines = read_lines(args.events or str(demo_events_path()))
     except OSError as exc:
         raise ConfigurationError(str(exc)) from None
-    settings = _config(args).stream  # a bad value is refused here, with the key, not by the worker it would start
+    loaded = _config(args)  # a bad value is refused here, with the key, not by the worker it would start
+    settings = loaded.stream
+    # The dashboard needs a token to sign in with: without one configured, make one for this run only.
+    token = None
+    env = _fast_join_env()
+    if loaded.monitor.enabled and not loaded.monitor.operator_token_hashes:
+        from stream_guard.ops.monitoring.tokens import hash_token, new_token
+
+        token = new_token()
+        env["STREAM_GUARD_MONITOR_OPERATOR_TOKEN_SHA256"] = hash_token(token)
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="stream-guard-up-")
     web_port = args.web_port or free_port()
     with contextlib.ExitStack() as stack:
@@ -433,7 +442,7 @@ def cmd_up(argv: Sequence[str]) -> int:
         log_file = stack.enter_context(open(log_path, "ab"))
         proc = subprocess.Popen(_worker_command(args, settings.broker or "", data_dir, web_port),
                                 stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=_fast_join_env(), start_new_session=True, preexec_fn=die_with_parent)
+                                env=env, start_new_session=True, preexec_fn=die_with_parent)
         stack.callback(_stop_process, proc)
         _say(f"worker pid {proc.pid}, log {log_path}, metrics http://127.0.0.1:{web_port}/metrics")
         started = time.monotonic()
@@ -444,6 +453,10 @@ def cmd_up(argv: Sequence[str]) -> int:
                 return 1
             time.sleep(0.3)
         _say(f"worker ready in {time.monotonic() - started:.1f}s")
+        if loaded.monitor.enabled:
+            _say(f"dashboard http://127.0.0.1:{web_port}/monitor"
+                 + (f" (sign in with {token}: a token made for this run; deploy/OPERATIONS.md says how to keep one)"
+                    if token else " (sign in with your operator token)"))
         try:
             return asyncio.run(_show(settings, lines, args, proc))
         except KeyboardInterrupt:

@@ -8,7 +8,7 @@ exists, so an upgrade fails there rather than misbehaving in production. Overrid
   (`observe_requests`, agents/broker_link.py);
 - the shutdown: bounded by a deadline whatever the broker does (below);
 - acknowledgements: on the service's input topics only the service acknowledges (`releasing()`);
-- the web server: none of Faust's built-in views (`GuardApp._new_web`);
+- the web server: none of Faust's built-in views, and security headers on every response (`GuardApp._new_web`);
 - agent failures reach the service (`GuardApp.agent_error_hook`);
 - the current event, which routes table reads and writes (`acting_for`);
 - a table's per-partition RocksDB databases, for pruning and for pages that have no event (`partition_dbs`,
@@ -339,10 +339,29 @@ class GuardApp(faust.App):
         state, and /router/, /table/, /stats/, /graph/ and / describe tables, partitions and workers. Only the
         pages this service adds (app.page) are served."""
         base = web_drivers.by_url(self.conf.web)
-        return type("GuardWeb", (base,), {
+        web = type("GuardWeb", (base,), {
             "default_blueprints": [], "production_blueprints": [], "debug_blueprints": [],
             "optional_blueprints": [],
         })(self)
+        # Every response, /metrics, /healthz and aiohttp's own error pages included (aiohttp's Application,
+        # private to Faust's driver, is the one place that sees them all).
+        web.web_app.on_response_prepare.append(_security_headers)
+        return web
+
+
+# What every response carries (the dashboard's pages set their own, stricter, on top: agents/monitor.py).
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "Cache-Control": "no-store",
+}
+
+
+async def _security_headers(request: Any, response: Any) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
 
 
 def shutdown_remaining(app: Any) -> float | None:

@@ -24,6 +24,7 @@ from stream_guard.config.stream import StreamSettings
 
 log = logging.getLogger(__name__)
 TOPIC_ALREADY_EXISTS = 36
+SESSIONS_RETENTION_MS = 31 * 24 * 3600 * 1000
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,9 @@ def topic_specs(settings: StreamSettings) -> list[TopicSpec]:
         TopicSpec(t.dlq, settings.output_partitions, rf, carried),
         *(TopicSpec(name, settings.output_partitions, rf) for name in (t.verdicts, t.alerts, t.metrics)),
         *(TopicSpec(name, settings.output_partitions, rf) for name in (t.review, t.labels)),
+        # Dashboard sign-outs, read whole by every worker (agents/monitor.py): one partition, kept as long as the
+        # longest session lasts (monitor.session_ttl_minutes is at most 30 days).
+        TopicSpec(f"{settings.app_id}-monitor-sessions", 1, rf, retention_ms=SESSIONS_RETENTION_MS),
     ]
 
 
