@@ -28,6 +28,15 @@ from stream_guard.ops.evaluation import roc_auc
 from stream_guard.scoring import score_model as _model_fitting
 from stream_guard.wire.events import AnswerEvent, parse_event
 
+# Inline use (bench/inline_use.py): the clients, the embedded broker, and the sentence splitting a stream gets.
+from stream_guard.agents.embedded_broker import EmbeddedBroker
+from stream_guard.agents.topics import ensure_topics
+from stream_guard.client import GuardClient, KafkaGuardClient
+from stream_guard.config.load import load as load_config
+from stream_guard.engine.incremental import SentenceBuffer
+from stream_guard.engine.pool import cpu_seconds as process_cpu_seconds
+from stream_guard.wire.inline import StreamedSentence
+
 # The score model as data (config.score_model) and its fitting (scoring.score_model), under one name.
 score_model = SimpleNamespace(
     DEFAULT_MODEL=_model_data.DEFAULT_MODEL,

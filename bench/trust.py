@@ -61,6 +61,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
+import msgspec
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -241,7 +242,7 @@ class Rule:
 
 def fit_rule(train: Sequence[Example]) -> Rule:
     model, threshold = fitting().rule(train)
-    return Rule(dataclasses.replace(model, threshold=threshold), threshold)
+    return Rule(msgspec.structs.replace(model, threshold=threshold), threshold)
 
 
 def judge_with(rule: Rule, rows: Sequence[dict[str, Any]], workdir: Path, name: str) -> list[dict[str, Any]]:
