@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
+from stream_guard.config.alerts import AlertSettings
 from stream_guard.config.detector import DetectorConfig, Limits
 from stream_guard.config.load import load, variables
 from stream_guard.config.monitor import MonitorSettings, RuleSettings, TenantSettings
 from stream_guard.config.schema import ConfigError, specs
+from stream_guard.config.serve import ServeSettings
 from stream_guard.config.stream import StreamSettings, TopicNames
 
 KiB, MiB, GiB, DAY = 1024, 1024**2, 1024**3, 86_400
@@ -146,6 +148,25 @@ ROWS: dict[str, tuple[list[Any], list[Any]] | tuple[list[Any], list[Any], dict[s
     "monitor.rules.review_min_graded": ints(1, 10_000),
     "monitor.tenants.acme.token_sha256": HASHES,
     "monitor.tenants.acme.review_sample_size": ints(0, 10_000),
+    "serve.host": (["0.0.0.0", "127.0.0.1"], ["", "  ", 5]),
+    "serve.port": ints(0, 65_535),
+    "serve.processes": ints(0, 256),
+    "serve.drift_db": ([":memory:", "drift.sqlite"], ["", "  ", 5]),
+    "serve.batch_max": ints(1, 10_000),
+    "serve.max_batch_events": ints(1, 100_000),
+    "serve.max_batch_bytes": ints(KiB, GiB),
+    "serve.stream_chunk_timeout_s": above(0, 3600),
+    "serve.shutdown_grace_s": above(0, 3600),
+    "alerts.to": (["", "http://am:9093/api/v2/alerts", "https://hooks.example.com/x"], ["am:9093", "ftp://x", 5]),
+    "alerts.format": (["alertmanager", "slack", "json"], ["xml", "", 5]),
+    "alerts.dashboard_url": (["", "https://guard.example.com"], ["guard.example.com", 5]),
+    "alerts.group_id": (["stream-guard-alerts"], ["", "  ", 5]),
+    "alerts.dead_letter_topic": (["a", "guard.alerts.dlq"], ["", "bad topic", "x" * 250, 5]),
+    "alerts.max_attempts": ints(1, 1000),
+    "alerts.backoff_initial_s": ([0.001, 3600], [0, 3600.5, "soon"], {"alerts.backoff_max_s": 3600}),
+    "alerts.backoff_max_s": ([0.001, 86_400], [0, 86_400.5, "soon"], {"alerts.backoff_initial_s": 0.001}),
+    "alerts.timeout_s": above(0, 3600),
+    "alerts.header": (["", "Authorization: Bearer x"], [5]),
 }
 
 # Rules between keys: (keys set, the key blamed).
@@ -210,7 +231,8 @@ def row(path: str) -> tuple[list[Any], list[Any], dict[str, Any]]:
 
 def specs_type(path: str) -> Any:
     sections = {"detector": DetectorConfig, "detector.limits": Limits, "stream": StreamSettings,
-                "stream.topics": TopicNames, "monitor": MonitorSettings}
+                "stream.topics": TopicNames, "monitor": MonitorSettings, "serve": ServeSettings,
+                "alerts": AlertSettings}
     table, key = path.rsplit(".", 1)
     return next(s.type for s in specs(sections[table]) if s.key == key)
 
@@ -271,7 +293,7 @@ def test_rules_between_keys_blame_one_key(values: dict[str, Any], blamed: str | 
 def test_every_key_has_a_row() -> None:
     sections = {"detector": DetectorConfig, "detector.limits": Limits, "stream": StreamSettings,
                 "stream.topics": TopicNames, "monitor": MonitorSettings, "monitor.rules": RuleSettings,
-                "monitor.tenants.acme": TenantSettings}
+                "monitor.tenants.acme": TenantSettings, "serve": ServeSettings, "alerts": AlertSettings}
     keys = {f"{table}.{spec.key}" for table, section in sections.items() for spec in specs(section)
             if spec.section is None and spec.key not in ("tenants", "name")}
     assert keys - ROWS.keys() == set(), "keys without a boundary row"
