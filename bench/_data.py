@@ -22,7 +22,7 @@ import orjson
 from types import SimpleNamespace
 
 from stream_guard.config import score_model as _model_data
-from stream_guard.heal.readability import readability_problems
+from stream_guard.heal.readability import prose_problems, repair_problems
 from stream_guard.ops.calibration import Example, Fitting, choose_threshold, scores_of
 from stream_guard.ops.evaluation import roc_auc
 from stream_guard.scoring import score_model as _model_fitting
@@ -71,6 +71,16 @@ def load_events(name: str, limit: int | None = None) -> list[AnswerEvent]:
                 events.append(parse_event(raw))
                 if limit and len(events) >= limit:
                     break
+    return events
+
+
+def development_events(name: str, limit: int | None = None) -> list[AnswerEvent]:
+    """The development rows of a labelled file as events (the locked slice left out), in file order."""
+    dev, _ = split_rows(read_rows(name))
+    events = []
+    for raw in dev[:limit] if limit else dev:
+        extra = {k: raw[k] for k in ("task_type", "source", "hallucination_type") if raw.get(k)}
+        events.append(parse_event({**raw, "metadata": {**(raw.get("metadata") or {}), **extra}}))
     return events
 
 
