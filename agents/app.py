@@ -48,11 +48,12 @@ from aiokafka.errors import MessageSizeTooLargeError
 
 from stream_guard.agents.acks import InOrderAcks
 from stream_guard.agents.batching import greedy_batches
+from stream_guard.agents.broker_link import LOST, BrokerLink
 from stream_guard.agents.metrics import CONTENT_TYPE, Gauges, WorkerMetrics
 from stream_guard.agents.security import credentials
 from stream_guard.agents.topics import key_partition, producer_max_request_size
 from stream_guard.agents.faust_adapter import (GuardApp, acting_for, partition_dbs, raw_schema, rocksdb_options,
-                                               visible_items)
+                                               shutdown_remaining, visible_items)
 from stream_guard.ops.alerting import LatencyBudgetMonitor, already_sent, expired, sent_record
 from stream_guard.wire.alert import Alert
 from stream_guard.wire.deadletter import (
@@ -61,6 +62,7 @@ from stream_guard.wire.deadletter import (
     Source,
     dead_letter_headers,
     error_headers,
+    readable_event_id,
     record_size,
     without_value,
 )
@@ -68,7 +70,7 @@ from stream_guard.wire.events import EventError, Limits, decode_event
 from stream_guard.wire.headers import alert_headers, output_headers, trace_context
 from stream_guard.engine.judging import MISROUTED, Judged, JudgedBatch
 from stream_guard.engine.pool import Pool
-from stream_guard.ops.latency import LatencyRegistry, e2e_origin
+from stream_guard.ops.latency import ClockWindow, LatencyRegistry, e2e_origin
 from stream_guard.config.monitor import MonitorSettings
 from stream_guard.engine.pipeline import qualified_name
 from stream_guard.config.stream import StreamSettings
@@ -168,6 +170,9 @@ def faust_options(settings: StreamSettings) -> dict[str, Any]:
         "consumer_max_fetch_size": producer_max_request_size(settings),
         "producer_max_request_size": producer_max_request_size(settings),
         "producer_acks": -1,
+        # A send the broker has not acknowledged by then fails (Faust's default: 20 minutes of retries), and the
+        # worker stops with its inputs uncommitted: the bound on how long a broker may be away (broker_link.py).
+        "producer_request_timeout": settings.producer_timeout_s,
         "producer_linger": settings.producer_linger_ms / 1000.0,
         # Faust sleeps this long after every rebalance before recovering tables and resuming (default 3 s),
         # in case more members join; every second of it is end-to-end latency on all partitions.
@@ -197,6 +202,8 @@ class GuardService:
     judge: Pool
     worker: str
     monitoring: MonitorSettings = field(default_factory=MonitorSettings)
+    # How long the answers topic keeps records (None: unknown): the clock window is no longer.
+    answers_retention_ms: int | None = None
     app: faust.App = field(init=False)
     registry: LatencyRegistry = field(init=False)
     metrics: WorkerMetrics = field(init=False)
@@ -212,13 +219,16 @@ class GuardService:
     def __post_init__(self) -> None:
         s = self.settings
         self.registry = LatencyRegistry(window_slots=s.latency_window_slots)
+        self.clocks = ClockWindow(s.clock_window_s * 1000, s.clock_skew_s * 1000).within(self.answers_retention_ms)
         self.budget = LatencyBudgetMonitor(s.latency_budget_ms, min_samples=s.latency_min_samples)
         self.limits: Limits = self.judge.config.limits
         self.app = app = GuardApp(s.app_id, fetch_max_wait_ms=s.fetch_max_wait_ms, **faust_options(s))
+        self.link = app.broker_link = BrokerLink(s.broker_lost_after_s, s.broker_lost_grace_s)
+        self.link.quiet_retries()
         self.metrics = WorkerMetrics(self.registry, judge_pid=lambda: self.judge.pid, gauges=Gauges(
             latency_budget_s=s.latency_budget_ms / 1000.0, event_budget_s=self.judge.config.event_budget_ms / 1000.0,
             unacknowledged=self._order.pending, judge_replaced=lambda: self.judge.replaced,
-            refused_acks=lambda: int(getattr(app.consumer, "refused_acks", 0))))
+            refused_acks=lambda: int(getattr(app.consumer, "refused_acks", 0)), broker_link=self.link))
         app.monitor = self.metrics.monitor()
         app.commit_observer = self._on_commit
         app.guarded_topics = frozenset({s.topics.answers, s.by_question_topic})
@@ -234,6 +244,7 @@ class GuardService:
         app.agent(self.inputs, name="judge")(self._judge)
         app.timer(s.metrics_interval_s, name="publish-metrics")(self._publish_metrics)
         app.timer(s.alert_prune_interval_s, name="prune-alerts-sent")(self._prune_alerts_sent)
+        app.timer(1.0, name="watch-broker-link")(self._watch_link)
         self.monitor: Monitor | None = None
         if self.monitoring.enabled:  # tenant monitoring: its own tables, agents and pages (agents/monitor.py)
             from stream_guard.agents.monitor import Monitor
@@ -392,7 +403,8 @@ class GuardService:
             return await self.send(self.settings.by_question_topic, key, raw, headers,
                                     key_partition(key, partitions) if partitions else None)
         except EventError as exc:
-            return await self.dead_letter(message, field_=exc.field, reason=exc.reason, stage="decode")
+            return await self.dead_letter(message, field_=exc.field, reason=exc.reason, stage="decode",
+                                           event_id=readable_event_id(message.value))
         except Exception as exc:  # a bug must cost one event, never the worker
             log.exception("intake failed on %s[%s]@%s", message.topic, message.partition, message.offset)
             return await self.dead_letter(message, field_="$", reason=f"{type(exc).__name__}: {exc}",
@@ -439,9 +451,25 @@ class GuardService:
                     item = (here, {}, None, now_ms())
                 await decided.put(item)
         finally:
+            await self._drain(dispatching, decided)
+
+    async def _drain(self, dispatching: asyncio.Future[Any], decided: asyncio.Queue[Any]) -> None:
+        """The judge loop ended: let the batches in flight finish. In a shutdown, only until its deadline (or not
+        at all once the broker is lost): their sends cannot complete without a broker, and what they leave is
+        unacknowledged, so it is redelivered (faust_adapter.begin_shutdown)."""
+        remaining = shutdown_remaining(self.app)
+        if remaining is None:
             if not dispatching.done():
                 await decided.put(None)
             await dispatching
+            return
+        with contextlib.suppress(asyncio.QueueFull):
+            decided.put_nowait(None)  # when full, the dispatcher is busy: the deadline decides
+        try:
+            await asyncio.wait_for(dispatching, remaining)
+        except asyncio.TimeoutError:
+            log.warning("shutdown: %d input message(s) in flight wait for a broker that does not answer: left "
+                        "unacknowledged, for the next worker", self._order.pending())
 
     def _fail_fast(self, task: asyncio.Future[Any]) -> asyncio.Future[Any]:
         """A dispatch or finish task runs beside the judge loop: its failure must not wait for the next batch
@@ -581,12 +609,12 @@ class GuardService:
             if item.error_stage == MISROUTED:  # booked where it is judged
                 continue
             source = self.source_of(event.message)
-            origin, ignored = e2e_origin(item.produced_at_ms, source.timestamp_ms, done_ms)
+            origin, ignored = e2e_origin(item.produced_at_ms, source.timestamp_ms, done_ms, self.clocks)
             for reason in ignored:
                 self.metrics.clock_ignored.labels(reason).inc()
             e2e = done_ms - origin if origin is not None else None
             routing = item.routing if item.ok else "failed"
-            self.metrics.observe(source.topic, source.partition, processing_ms, e2e, routing)
+            self.metrics.observe(source.topic, source.partition, processing_ms, e2e, routing, ignored)
             if item.ok:
                 self.metrics.judged(item.hallucination_score, item.checks_flagged)
 
@@ -658,8 +686,9 @@ class GuardService:
                 continue  # a partition that moved to another worker: that worker reports it now
             pending.append(await self.send(self.settings.topics.metrics, f"{key[0]}:{key[1]}".encode(),
                                             summary.to_json(), output_headers("metrics-summary", summary.version)))
-            recent = summary.recent.end_to_end_ms
-            alert = self.budget.check(key[0], key[1], recent.p99, recent.count, at, self.worker)
+            stats = self.registry.partitions.get(key)
+            alert = self.budget.check(key[0], key[1], summary.recent.end_to_end_ms, at, self.worker, summary.window_s,
+                                      stats.recent_ignored() if stats is not None else None)
             if alert is not None:
                 self.metrics.alerts.labels(alert.kind).inc()
                 pending.append(await self.send(self.settings.topics.alerts, alert.key.encode(), alert.to_json(),
@@ -681,22 +710,36 @@ class GuardService:
                 "batch": busy.events if busy else 0, "limit_s": round(busy.limit_s, 1) if busy else None,
                 "replaced": self.judge.replaced}
 
+    async def _watch_link(self) -> None:
+        """Evaluate the broker link once a second, so that its loss is logged even when nobody probes."""
+        self.link.state()
+
+    def _link_problem(self, grace: bool) -> str | None:
+        """Why the broker link fails readiness (lost) or health (lost for the grace period)."""
+        if grace and self.link.unhealthy():
+            return (f"no broker has answered for {self.link.silent_for():.0f} s (more than broker_lost_grace_s "
+                    f"{self.settings.broker_lost_grace_s:g} s): restart this worker")
+        if not grace and self.link.state() == LOST:
+            return f"no broker has answered for {self.link.silent_for():.1f} s"
+        return None
+
     async def _health_page(self, web: Any, request: Any) -> Any:
-        stuck = self.judge.stuck()
-        body: dict[str, Any] = {"status": "stuck" if stuck else "ok", "worker": self.worker,
-                                "judge": self._judge_status()}
-        if stuck:
-            body["reason"] = stuck
-        return web.json(body, status=503 if stuck else 200)
+        problem = self.judge.stuck() or self._link_problem(grace=True)
+        body: dict[str, Any] = {"status": "ok" if problem is None else "stuck", "worker": self.worker,
+                                "judge": self._judge_status(), "broker": self.link.describe()}
+        if problem:
+            body["reason"] = problem
+        return web.json(body, status=503 if problem else 200)
 
     async def _ready_page(self, web: Any, request: Any) -> Any:
         recovery = self.app.tables.recovery
-        stuck = self.judge.stuck()
-        ready = recovery.completed.is_set() and not self.app.rebalancing and stuck is None
+        problem = self.judge.stuck() or self._link_problem(grace=False)
+        ready = recovery.completed.is_set() and not self.app.rebalancing and problem is None
         body: dict[str, Any] = {"ready": ready, "rebalancing": bool(self.app.rebalancing),
-                                "recovered": recovery.completed.is_set(), "worker": self.worker}
-        if stuck:
-            body["reason"] = stuck
+                                "recovered": recovery.completed.is_set(), "worker": self.worker,
+                                "broker": self.link.describe()}
+        if problem:
+            body["reason"] = problem
         return web.json(body, status=200 if ready else 503)
 
 
@@ -721,6 +764,6 @@ def worker_name() -> str:
 
 
 def build_service(settings: StreamSettings, judge: Pool, worker: str | None = None,
-                  monitoring: MonitorSettings | None = None) -> GuardService:
+                  monitoring: MonitorSettings | None = None, answers_retention_ms: int | None = None) -> GuardService:
     return GuardService(settings=settings, judge=judge, worker=worker or worker_name(),
-                        monitoring=monitoring or MonitorSettings())
+                        monitoring=monitoring or MonitorSettings(), answers_retention_ms=answers_retention_ms)

@@ -36,7 +36,7 @@ from typing import Any, AsyncIterator, Mapping, Sequence
 import orjson
 from aiokafka.errors import KafkaError
 
-from stream_guard.agents.clients import Reader, partition_key, start_producer
+from stream_guard.agents.clients import OpenEnd, Reader, partition_key, reach_broker, start_producer
 from stream_guard.agents.security import client_options
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port
 from stream_guard.agents.topics import ensure_topics
@@ -83,6 +83,14 @@ def _config(args: argparse.Namespace) -> Config:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--broker", help="HOST:PORT[,HOST:PORT] (default: $STREAM_GUARD_BROKER)")
+    parser.add_argument("--wait", action="store_true",
+                        help="keep trying to reach the broker (default: exit 1 after connect_timeout_s, 5 s)")
+
+
+def _reach(settings: StreamSettings, broker: str, args: argparse.Namespace) -> None:
+    """Fail in seconds, naming the address, when the broker cannot be reached (--wait: keep trying)."""
+    asyncio.run(reach_broker(broker, settings.connect_timeout_s, wait=getattr(args, "wait", False),
+                             options=client_options(settings)))
 
 
 def _worker_flags(parser: argparse.ArgumentParser) -> None:
@@ -128,6 +136,7 @@ def cmd_worker(argv: Sequence[str]) -> int:
 
     run = {"loglevel": args.loglevel, "worker": args.name, "monitoring": monitoring}
     if not args.embedded:
+        _reach(settings, settings.broker or "", args)
         return run_worker(settings, config, **run)
     # The embedded broker, in memory, so the state directory must start empty too (RocksDB state and its
     # remembered changelog offsets would not match a broker that just started with nothing: Faust would stop
@@ -210,6 +219,7 @@ def cmd_produce(argv: Sequence[str]) -> int:
     except OSError as exc:
         raise InputError(f"cannot read {args.path}: {exc}") from None
     _say(f"read {len(lines)} events from {args.path} ({kind})")
+    _reach(settings, broker, args)
     try:
         sent = asyncio.run(produce_lines(broker, topic, lines, interval=args.interval,
                                          options=client_options(settings)))
@@ -223,17 +233,22 @@ def cmd_produce(argv: Sequence[str]) -> int:
 
 
 async def _until_end(reader: Reader) -> AsyncIterator[Any]:
-    """The records up to the end offsets the topic had when we started, then stop."""
+    """The records the topic had when we started, then stop: the listed end offsets, confirmed by what the reads
+    see (clients.OpenEnd; a broker may list a short end)."""
     assert reader.consumer is not None
     consumer = reader.consumer
-    ends = await consumer.end_offsets(list(consumer.assignment()))
-
-    async def behind() -> bool:
-        return any([await consumer.position(tp) < end for tp, end in ends.items()])
-
-    while await behind():
-        for record in await reader.poll(1.0):
-            yield record
+    started_ms = int(time.time() * 1000)
+    ends = {tp: OpenEnd(end, started_ms) for tp, end in (await consumer.end_offsets(list(consumer.assignment()))).items()}
+    active = set(ends)
+    while active:
+        batches = await consumer.getmany(*active, timeout_ms=500)
+        for tp in sorted(active):
+            keep, ended = ends[tp].take(batches.get(tp, []), await consumer.position(tp))
+            for record in keep:
+                yield record
+            if ended:
+                active.discard(tp)
+                consumer.pause(tp)
 
 
 def record_view(kind: str, record: Any) -> Any:
@@ -283,6 +298,7 @@ def cmd_tail(argv: Sequence[str]) -> int:
     broker = _require_broker(args)
     settings = _config(args).stream
     topic = getattr(settings.topics, args.stream)
+    _reach(settings, broker, args)
     try:
         asyncio.run(_tail(broker, topic, args.stream, args.from_beginning, args.max, args.format == "pretty",
                           client_options(settings), args.to_end))
@@ -406,7 +422,16 @@ def cmd_up(argv: Sequence[str]) -> int:
         _, lines = read_events(args.events or str(demo_events_path()))
     except OSError as exc:
         raise ConfigurationError(str(exc)) from None
-    settings = _config(args).stream  # a bad value is refused here, with the key, not by the worker it would start
+    loaded = _config(args)  # a bad value is refused here, with the key, not by the worker it would start
+    settings = loaded.stream
+    # The dashboard needs a token to sign in with: without one configured, make one for this run only.
+    token = None
+    env = _fast_join_env()
+    if loaded.monitor.enabled and not loaded.monitor.operator_token_hashes:
+        from stream_guard.ops.monitoring.tokens import hash_token, new_token
+
+        token = new_token()
+        env["STREAM_GUARD_MONITOR_OPERATOR_TOKEN_SHA256"] = hash_token(token)
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="stream-guard-up-")
     web_port = args.web_port or free_port()
     with contextlib.ExitStack() as stack:
@@ -414,6 +439,8 @@ def cmd_up(argv: Sequence[str]) -> int:
             broker = stack.enter_context(EmbeddedBroker())
             settings = settings.with_overrides(broker=broker.bootstrap)
             _say(f"embedded broker at {broker.bootstrap}")
+        else:
+            _reach(settings, settings.broker, args)
         if not args.data_dir:
             stack.callback(shutil.rmtree, data_dir, True)
         log_path = Path(data_dir) / "worker.log"
@@ -421,7 +448,7 @@ def cmd_up(argv: Sequence[str]) -> int:
         log_file = stack.enter_context(open(log_path, "ab"))
         proc = subprocess.Popen(_worker_command(args, settings.broker or "", data_dir, web_port),
                                 stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=_fast_join_env(), start_new_session=True, preexec_fn=die_with_parent)
+                                env=env, start_new_session=True, preexec_fn=die_with_parent)
         stack.callback(_stop_process, proc)
         _say(f"worker pid {proc.pid}, log {log_path}, metrics http://127.0.0.1:{web_port}/metrics")
         started = time.monotonic()
@@ -432,6 +459,10 @@ def cmd_up(argv: Sequence[str]) -> int:
                 return 1
             time.sleep(0.3)
         _say(f"worker ready in {time.monotonic() - started:.1f}s")
+        if loaded.monitor.enabled:
+            _say(f"dashboard http://127.0.0.1:{web_port}/monitor"
+                 + (f" (sign in with {token}: a token made for this run; deploy/OPERATIONS.md says how to keep one)"
+                    if token else " (sign in with your operator token)"))
         try:
             return asyncio.run(_show(settings, lines, args, proc))
         except KeyboardInterrupt:
@@ -461,7 +492,24 @@ def run(command: str, argv: list[str]) -> int:
     if handler is None:
         _err(f"unknown command {command!r}; one of {', '.join(COMMANDS)}")
         return 2
+    previous = signal.signal(signal.SIGTERM, _terminated)  # a worker's Faust installs its own once it runs
     try:
         return handler(list(argv))
     except StreamGuardError as exc:
         return report(exc, "stream-guard")
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except Terminated:
+        _err("terminated")
+        return 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM while a command starts or runs outside Faust: end as Ctrl-C does, without a traceback."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise Terminated()

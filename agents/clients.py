@@ -7,16 +7,92 @@ waits for the session timeout on some brokers, and a reader must not take partit
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import time
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Iterable, Mapping, Sequence
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.client import AIOKafkaClient
+from aiokafka.errors import KafkaError
 from aiokafka.structs import ConsumerRecord
+
+from stream_guard.errors import BrokerError
 
 from stream_guard.text.questions import question_hash
 
 DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+log = logging.getLogger(__name__)
+WAIT_REPORT_S = 10.0
+
+
+@contextlib.contextmanager
+def _quiet_aiokafka() -> Any:
+    """aiokafka logs every failed bootstrap at ERROR; the probe reports the outcome itself, once."""
+    logger = logging.getLogger("aiokafka")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+async def _bootstrap_once(broker: str, timeout_s: float, options: Mapping[str, Any]) -> None:
+    client = AIOKafkaClient(bootstrap_servers=broker, request_timeout_ms=max(1, int(timeout_s * 1000)), **options)
+    try:
+        await asyncio.wait_for(client.bootstrap(), timeout_s)
+    finally:
+        await client.close()
+
+
+async def reach_broker(broker: str, timeout_s: float, *, wait: bool = False,
+                       options: Mapping[str, Any] | None = None) -> None:
+    """Return once a bootstrap server answers. Without `wait`, give up after `timeout_s` with a BrokerError that
+    names the addresses tried and the last failure (exit 1); with it, keep trying, saying so every ten seconds.
+    Every command that needs the broker calls this first, so that a wrong address fails in seconds rather than
+    retrying forever in a client's background loop."""
+    started = loop_time = time.monotonic()
+    deadline = started + timeout_s
+    attempts, last = 0, "no answer"
+    with _quiet_aiokafka():
+        while True:
+            attempts += 1
+            try:
+                await _bootstrap_once(broker, max(0.5, min(timeout_s, deadline - time.monotonic())) if not wait
+                                      else timeout_s, options or {})
+                if attempts > 1:
+                    log.warning("broker %s answered after %.1f s", broker, time.monotonic() - started)
+                return
+            except (KafkaError, OSError, asyncio.TimeoutError) as exc:
+                last = await _diagnose(broker, exc)
+            now = time.monotonic()
+            if not wait and now >= deadline:
+                raise BrokerError(f"cannot reach the broker at {broker} (tried for {timeout_s:g} s, {attempts} "
+                                  f"attempt(s); last: {last}). Is it running, and is that its address? Pass --wait "
+                                  "to keep trying, or set STREAM_GUARD_CONNECT_TIMEOUT_S")
+            if wait and now - loop_time >= WAIT_REPORT_S:
+                loop_time = now
+                log.warning("still waiting for the broker at %s (%.0f s, last: %s)", broker, now - started, last)
+            await asyncio.sleep(0.5)
+
+
+async def _diagnose(broker: str, exc: BaseException) -> str:
+    """Why the first bootstrap server did not answer, in plain words: aiokafka says only "Unable to bootstrap"."""
+    host, _, port = broker.split(",")[0].rpartition(":")
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 2.0)
+    except asyncio.TimeoutError:
+        return f"{host}:{port} did not answer (connection timed out)"
+    except ConnectionRefusedError:
+        return f"{host}:{port} refused the connection (nothing listens there)"
+    except OSError as error:
+        return f"{host}:{port}: {error.strerror or error}"
+    writer.close()
+    text = str(exc) or type(exc).__name__  # it accepts connections, but not as a Kafka broker would
+    return f"{host}:{port} accepts connections but did not answer as a Kafka broker ({text[:160]})"
 
 
 def partition_key(line: bytes) -> bytes | None:
@@ -64,6 +140,28 @@ async def topic_partitions(consumer: AIOKafkaConsumer, topics: Iterable[str], ti
         if loop.time() > deadline:
             raise TimeoutError(f"topic(s) not found: {', '.join(missing)}")
         await asyncio.sleep(0.3)
+
+
+@dataclass
+class OpenEnd:
+    """Reading one partition "to its end" without trusting the broker's end offset alone: the embedded broker
+    lists the newest batch's first offset + 1 after multi-record batches, so a read that stopped there would stop
+    short. The end is confirmed instead by what the reads see: past the listed end, records written before the
+    read started are still taken; the partition ends at the first record written after the read started (not
+    taken), or once two fetches in a row come back empty with the position at or past the listed end."""
+
+    listed_end: int
+    started_ms: int
+    idle_fetches: int = 0
+
+    def take(self, records: Sequence[ConsumerRecord], position: int) -> tuple[list[ConsumerRecord], bool]:
+        """The records of one fetch to keep, and whether the partition has ended."""
+        newer = next((i for i, r in enumerate(records) if r.offset >= self.listed_end and r.timestamp > self.started_ms),
+                     None)
+        if newer is not None:
+            return list(records[:newer]), True
+        self.idle_fetches = 0 if records else self.idle_fetches + 1
+        return list(records), self.idle_fetches >= 2 and position >= self.listed_end
 
 
 @dataclass

@@ -67,6 +67,9 @@ class EmbeddedBroker:
     port: int | None = None
     startup_timeout: float = 20.0
     log_path: Path | None = None
+    # The port the broker tells clients to connect to, when not its own: a relay in front of it (the fault tests
+    # cut and restore one, as a network partition would, without losing the broker's in-memory records).
+    advertised_port: int | None = None
     _proc: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _log: IO[bytes] | None = field(default=None, init=False, repr=False)
 
@@ -100,6 +103,7 @@ class EmbeddedBroker:
 
     def _spawn(self, binary: str, port: int) -> None:
         url = f"tcp://{self.host}:{port}"
+        advertised = f"tcp://{self.host}:{self.advertised_port}" if self.advertised_port else url
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_path, "ab")
@@ -108,7 +112,7 @@ class EmbeddedBroker:
         env = {k: v for k, v in os.environ.items() if k not in ("LISTENER_URL", "ADVERTISED_LISTENER_URL")}
         env.setdefault("RUST_LOG", "warn")
         self._proc = subprocess.Popen(
-            [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
+            [binary, "broker", "--listener-url", url, "--advertised-listener-url", advertised,
              "--storage-engine", "memory://tansu/"],
             stdin=subprocess.DEVNULL,
             stdout=self._log,

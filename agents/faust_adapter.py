@@ -4,8 +4,11 @@ naming both). tests/agents/test_faust_adapter.py asserts that each private name 
 exists, so an upgrade fails there rather than misbehaving in production. Overridden here, and why:
 
 - the consumer's fetch wait, its commits and the end offsets it believes (below);
+- every request of the consumer's and the producer's aiokafka client, observed for the broker link
+  (`observe_requests`, agents/broker_link.py);
+- the shutdown: bounded by a deadline whatever the broker does (below);
 - acknowledgements: on the service's input topics only the service acknowledges (`releasing()`);
-- the web server: none of Faust's built-in views (`GuardApp._new_web`);
+- the web server: none of Faust's built-in views, and security headers on every response (`GuardApp._new_web`);
 - agent failures reach the service (`GuardApp.agent_error_hook`);
 - the current event, which routes table reads and writes (`acting_for`);
 - a table's per-partition RocksDB databases, for pruning and for pages that have no event (`partition_dbs`,
@@ -37,12 +40,23 @@ recovery reads its changelogs only up to the listed end (the newest state writes
 restart over the same data directory, stops with ConsistencyError ("persisted offset ... higher than
 highwater"). `highwaters()` here fetches from the listed end, takes the fetch response's high watermark when
 it is higher, and logs that it did.
+
+Shutdown. On SIGTERM Faust stops fetching, waits for every message taken to be acknowledged ("Wait for
+streams..."), flushes its producer ("Flush producer buffer..."), closes the tables and stops the clients. With
+the broker gone, the first two wait for sends that cannot complete: the producer retries until its request
+timeout (Faust's default: 20 minutes). So the app gets a deadline when the signal comes (`begin_shutdown`):
+waiting for streams and flushing stop there (what was not acknowledged stays uncommitted, and is redelivered to
+the next worker), the tables are closed as usual, and a watchdog ends the process at the deadline itself if
+anything else still waits on the broker.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import os
+import threading
 import time
 import weakref
 from importlib import metadata
@@ -77,13 +91,37 @@ check_faust_version()  # before anything below touches Faust's internals
 import aiokafka  # noqa: E402
 import faust  # noqa: E402
 from aiokafka import TopicPartition  # noqa: E402
+from aiokafka.errors import KafkaError  # noqa: E402
 from faust.transport.drivers import aiokafka as faust_aiokafka  # noqa: E402
 from faust.types import TP  # noqa: E402
 from faust.web import drivers as web_drivers  # noqa: E402
 
+from stream_guard.agents.broker_link import BrokerLink  # noqa: E402
 from stream_guard.config.stream import StreamSettings  # noqa: E402
 
 log = logging.getLogger(__name__)
+# Of the shutdown deadline, kept for what comes after the waits: closing the tables and the clients, and mode's
+# own teardown of the event loop (about two seconds of sleeps).
+TEARDOWN_S = 3.0
+
+
+def observe_requests(client: Any, link: BrokerLink | None) -> None:
+    """Report every request of an aiokafka client (AIOKafkaClient.send, private) to the broker link: an answer,
+    or a connection failure (the exceptions `send` documents: not ready, connection lost, timed out)."""
+    if link is None:
+        return
+    send = client.send
+
+    async def observed(*args: Any, **kwargs: Any) -> Any:
+        try:
+            response = await send(*args, **kwargs)
+        except (KafkaError, OSError, asyncio.TimeoutError) as exc:
+            link.failed(exc)
+            raise
+        link.answered()
+        return response
+
+    client.send = observed
 
 
 class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
@@ -91,7 +129,22 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         consumer = super()._create_worker_consumer(transport)
         # Read by AIOKafkaConsumer.start() when it builds its fetcher, which happens after this returns.
         consumer._fetch_max_wait_ms = int(getattr(self.app, "fetch_max_wait_ms", 1500))
+        observe_requests(consumer._client, getattr(self.app, "broker_link", None))
         return consumer
+
+    async def on_thread_stop(self) -> None:
+        """aiokafka's Fetcher.close (0.14) cancels a fetch that waits to retry and then awaits it, which raises
+        CancelledError out of the consumer's stop: the thread then never reports itself stopped, and the worker
+        waits for it forever. That only happens when the broker is gone: close the client, carry on."""
+        try:
+            await super().on_thread_stop()
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the thread itself is being cancelled
+            log.info("the consumer stopped while a fetch waited to retry (no broker): closing its connections")
+            if self._consumer is not None:
+                await self._consumer._client.close()
 
     async def _commit(self, offsets: Mapping[TP, int]) -> bool:
         """Faust's commit, timed for the worker's metrics (its Monitor times every commit round instead,
@@ -173,6 +226,20 @@ class _Consumer(faust_aiokafka.Consumer):
         finally:
             self._releasing = False
 
+    async def wait_empty(self) -> None:
+        """Faust's wait for every message taken to be acknowledged, until the shutdown deadline at most."""
+        remaining = shutdown_remaining(self.app)
+        if remaining is None:
+            return await super().wait_empty()
+        if not self._unacked_messages:
+            return None
+        try:
+            await asyncio.wait_for(super().wait_empty(), remaining)
+        except asyncio.TimeoutError:
+            log.warning("shutdown: %d input message(s) taken and not yet acknowledged (their sends wait for a broker "
+                        "that does not answer) stay uncommitted, for the next worker", len(self._unacked_messages))
+        return None
+
     def ack(self, message: Any) -> bool:
         if not self._releasing and message.topic in getattr(self.app, "guarded_topics", ()):
             # Faust acknowledging a message it skipped (see the module docstring): it stays unacknowledged,
@@ -186,8 +253,32 @@ class _Consumer(faust_aiokafka.Consumer):
         return bool(super().ack(message))
 
 
+class _Producer(faust_aiokafka.Producer):
+    def _new_producer(self, transactional_id: str | None = None) -> aiokafka.AIOKafkaProducer:
+        producer = super()._new_producer(transactional_id)
+        observe_requests(producer.client, getattr(self.app, "broker_link", None))
+        return producer
+
+    async def on_stop(self) -> None:
+        """aiokafka's stop delivers what is buffered first, retrying until the request timeout: until the
+        shutdown deadline at most (what is left was never acknowledged, so nothing counts it as sent)."""
+        remaining = shutdown_remaining(self.app)
+        if remaining is None:
+            return await super().on_stop()
+        try:
+            await asyncio.wait_for(super().on_stop(), remaining)
+        except asyncio.TimeoutError:
+            # Faust's buffer of table changelog writes would fail its own flush next ("Producer not Running"):
+            # those writes are lost with the broker; their inputs were never committed, so they are made again.
+            dropped = self.buffer.pending.qsize()
+            self.buffer.pending = asyncio.Queue()
+            log.warning("shutdown: the producer stopped with messages the broker never acknowledged (%d table "
+                        "changelog write(s) dropped; their inputs stay uncommitted)", dropped)
+
+
 class _Transport(faust_aiokafka.Transport):
     Consumer = _Consumer
+    Producer = _Producer
 
 
 class GuardApp(faust.App):
@@ -200,6 +291,10 @@ class GuardApp(faust.App):
     guarded_topics: frozenset[str] = frozenset()
     # Called after every offset commit with (seconds it took, whether it succeeded).
     commit_observer: Callable[[float, bool], None] | None = None
+    # What every request of the clients reports to (agents/broker_link.py).
+    broker_link: BrokerLink | None = None
+    # Monotonic time by which the waits of a shutdown give up (see the module docstring); None while running.
+    shutdown_deadline: float | None = None
 
     def __init__(self, id: str, *, fetch_max_wait_ms: int = 25, **options: Any) -> None:
         self.fetch_max_wait_ms = fetch_max_wait_ms
@@ -213,15 +308,72 @@ class GuardApp(faust.App):
     def _new_transport(self) -> Any:
         return _Transport(self.conf.broker_consumer, self)
 
+    def begin_shutdown(self, timeout_s: float) -> None:
+        """A shutdown has begun and must end within `timeout_s`: the waits give up TEARDOWN_S before then, and a
+        watchdog thread ends the process at the deadline if it is still there (a last resort: RocksDB keeps its
+        write-ahead log, and nothing unacknowledged was committed)."""
+        if self.shutdown_deadline is not None:
+            return
+        started = time.monotonic()
+        self.shutdown_deadline = started + max(0.0, timeout_s - TEARDOWN_S)
+
+        def watchdog() -> None:
+            time.sleep(timeout_s)
+            log.critical("shutdown took longer than %g s (something still waits on the broker): exiting now", timeout_s)
+            logging.shutdown()
+            os._exit(1)
+
+        threading.Thread(target=watchdog, name="stream-guard-shutdown-deadline", daemon=True).start()
+
+    async def _producer_flush(self, logger: Any) -> None:
+        remaining = shutdown_remaining(self)
+        if remaining is None:
+            return await super()._producer_flush(logger)
+        try:
+            await asyncio.wait_for(super()._producer_flush(logger), remaining)
+        except asyncio.TimeoutError:
+            log.warning("shutdown: Faust's producer buffer was not flushed (the broker does not answer)")
+
     def _new_web(self) -> Any:
         """Faust's web driver without any built-in view: /table/<name>/<key> would serve any tenant's stored
         state, and /router/, /table/, /stats/, /graph/ and / describe tables, partitions and workers. Only the
         pages this service adds (app.page) are served."""
         base = web_drivers.by_url(self.conf.web)
-        return type("GuardWeb", (base,), {
+        web = type("GuardWeb", (base,), {
             "default_blueprints": [], "production_blueprints": [], "debug_blueprints": [],
             "optional_blueprints": [],
         })(self)
+        # Every response, /metrics, /healthz and aiohttp's own error pages included (aiohttp's Application,
+        # private to Faust's driver, is the one place that sees them all).
+        web.web_app.on_response_prepare.append(_security_headers)
+        return web
+
+
+# What every response carries (the dashboard's pages set their own, stricter, on top: agents/monitor.py).
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "Cache-Control": "no-store",
+}
+
+
+async def _security_headers(request: Any, response: Any) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+
+
+def shutdown_remaining(app: Any) -> float | None:
+    """Seconds the waits of a shutdown in progress have left; None when no shutdown is under way, 0 when the broker
+    link is lost (nothing a wait is for can happen without a broker)."""
+    deadline = getattr(app, "shutdown_deadline", None)
+    if deadline is None:
+        return None
+    link = getattr(app, "broker_link", None)
+    if link is not None and link.state() == "lost":
+        return 0.0
+    return max(0.0, deadline - time.monotonic())
 
 
 def raw_schema() -> faust.Schema:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from faust.sensors import Monitor
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, ProcessCollector, generate_latest
@@ -52,6 +52,7 @@ class Gauges:
     unacknowledged: Callable[[], int] = lambda: 0
     judge_replaced: Callable[[], int] = lambda: 0
     refused_acks: Callable[[], int] = lambda: 0
+    broker_link: Any = None  # agents.broker_link.BrokerLink
 
 
 @dataclass
@@ -96,7 +97,8 @@ class WorkerMetrics:
                                   registry=r)
         self.clock_ignored = Counter(
             "stream_guard_clock_values_ignored",
-            "produced_at values (or Kafka timestamps) too implausible to start the end-to-end clock.", ["reason"],
+            "produced_at values (or Kafka timestamps) outside the clock window (too_old: before clock_window_s or the "
+            "answers topic's retention; future: past clock_skew_s), left out of latency figures and alerts.", ["reason"],
             registry=r)
         self.unknown_fields = Counter(
             "stream_guard_unknown_fields",
@@ -134,8 +136,8 @@ class WorkerMetrics:
         return pid if pid is not None else "no-judge"  # /proc/no-judge does not exist: no judge samples
 
     def observe(self, topic: str, partition: int, processing_ms: float, end_to_end_ms: float | None,
-                routing: str | None) -> None:
-        key = self.latency.observe(topic, partition, processing_ms, end_to_end_ms, routing)
+                routing: str | None, ignored: Sequence[str] = ()) -> None:
+        key = self.latency.observe(topic, partition, processing_ms, end_to_end_ms, routing, ignored)
         children = self._partition_children.get(key)
         if children is None:
             labels = (key[0], str(key[1]))
@@ -185,6 +187,14 @@ class _StateCollector:
                                 "Input messages taken and not yet acknowledged.", value=g.unacknowledged())
         yield CounterMetricFamily("stream_guard_judge_replaced", "Judge processes replaced (killed past a "
                                   "wall-clock limit, or found dead).", value=g.judge_replaced())
+        link = g.broker_link
+        if link is not None:
+            yield GaugeMetricFamily("stream_guard_broker_connected", "1 while a broker answers (or answered within "
+                                    "broker_lost_after_s), 0 once the link is lost.", value=int(link.state() != "lost"))
+            yield CounterMetricFamily("stream_guard_broker_request_failures", "Requests to the broker that failed to "
+                                      "connect or timed out.", value=link.failures_total)
+            yield CounterMetricFamily("stream_guard_broker_losses", "Times every broker stopped answering for "
+                                      "broker_lost_after_s.", value=link.losses_total)
         yield CounterMetricFamily("stream_guard_skipped_acks_refused", "Acknowledgements Faust made for input "
                                   "messages it skipped, refused (see agents/faust_adapter.py).", value=g.refused_acks())
 

@@ -17,6 +17,14 @@ one worker owns a tenant's books, whatever the number of workers.
 Records are applied by the pure ledger (stream_guard/ops/monitoring/ledger.py), which returns writes and
 messages; this module sends the messages, waits for the broker, then writes the tables and acknowledges the
 inputs (at least once; the ledger makes a replay a no-op). Pages: /monitor/... on the worker's web server.
+
+The pages' defences (deploy/OPERATIONS.md, "Dashboard"): a page is served only under a Host the dashboard
+answers to (`allowed_hosts`: DNS rebinding), a state-changing request (sign-in, sign-out) only from the
+dashboard's own origin (the Origin header, else the Referer; never neither) besides the SameSite=Strict
+cookie, sessions end at sign-out on every worker (`<app>-monitor-sessions`, ops/monitoring/sessions.py), and a
+client is locked out after `login_max_failures` failures (the next attempt is refused, not the last failure).
+The operator's all-tenants view is a page of small rows, worst first (ops/monitoring/overview.py), kept as
+tenants change, so serving it never blocks the worker.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import faust
 import orjson
@@ -39,6 +47,8 @@ from faust.web import View
 
 from stream_guard.agents.faust_adapter import acting_for, partition_dbs, raw_schema, rocksdb_options
 from stream_guard.agents.batching import greedy_batches
+from stream_guard.agents.clients import OpenEnd, Reader
+from stream_guard.agents.security import client_options
 from stream_guard.agents.topics import internal_topic_configs, key_partition
 from stream_guard.config.detector import Limits
 from stream_guard.config.stream import StreamSettings
@@ -47,11 +57,13 @@ from stream_guard.wire.events import EventError, decode_event
 from stream_guard.wire.headers import alert_headers, output_headers
 from stream_guard.engine.judging import Judged
 from stream_guard.wire.labels import decode_label
-from stream_guard.ops.latency import LatencyRegistry, e2e_origin
+from stream_guard.ops.latency import DAY_MS, ClockWindow, LatencyRegistry, e2e_origin
 from stream_guard.ops.monitoring.access import OPERATOR, Access, Principal, cookie_value
 from stream_guard.ops.monitoring.throttle import LoginThrottle
-from stream_guard.ops.monitoring.dashboard import (login_page, message_page, operator_page, tenant_page, tenant_path,
-                                               tenant_view)
+from stream_guard.ops.monitoring.dashboard import (login_page, message_page, operator_page, setup_page, tenant_page,
+                                                   tenant_path, tenant_view)
+from stream_guard.ops.monitoring.overview import Overview, decode_cursor, encode_cursor, merge_pages, row_of
+from stream_guard.ops.monitoring.sessions import Revocations, read_revocation, revocation_record
 from stream_guard.ops.monitoring.ledger import (DAYS, SEEN, STATE, Changes, Sample, TenantState, apply,
                                             closable_through, expired_seen, load_days, sample_key, state_key)
 from stream_guard.ops.monitoring.metrics import Snapshot, TenantMetrics
@@ -76,6 +88,36 @@ SECURITY_HEADERS = {
                                "frame-ancestors 'none'; base-uri 'none'",
 }
 TABLE_NAMES = {DAYS: "monitor-days", SEEN: "monitor-seen", STATE: "monitor-state"}
+ALWAYS_ALLOWED_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+# Tenants per slice when a worker indexes a partition it took over or sums the gauges (then it yields to the
+# stream): about 5 ms of work each, so /healthz waits no longer than that.
+INDEX_SLICE = 100
+# How often the per-tenant gauges are summed again, a slice at a time (ops/monitoring/metrics.py).
+METRICS_REGROUP_S = 5.0
+
+
+def sessions_topic(app_id: str) -> str:
+    """Where sign-outs are written for every worker (agents/topics.py creates it)."""
+    return f"{app_id}-monitor-sessions"
+
+
+def host_name(host_header: str) -> str:
+    """The name in a Host (or Origin netloc) value, without its port; IPv6 literals without brackets."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def host_allowed(host_header: str, allowed: frozenset[str]) -> bool:
+    """Whether a Host header names a host the dashboard answers to ('.example.com': it and its subdomains)."""
+    if "*" in allowed:
+        return True
+    name = host_name(host_header)
+    if not name:
+        return False
+    return name in allowed or any(entry.startswith(".") and (name == entry[1:] or name.endswith(entry))
+                                  for entry in allowed)
 
 
 class _EventStore:
@@ -159,9 +201,19 @@ class Monitor:
         self.index = app.Table("review-index", partitions=s.partitions, key_type=bytes, value_type=bytes,
                                options=rocksdb_options(s), help="sampled event_id -> tenant and week")
         self.candidates = CandidateFilter()
+        self.overview = Overview()
+        self._indexed: set[int] = set()  # monitor partitions whose tenants are all in the overview
+        self.revocations = Revocations()
+        self.sessions_topic = sessions_topic(s.app_id)
+        self.allowed_hosts = frozenset({*ALWAYS_ALLOWED_HOSTS, *(h.lower() for h in self.settings.allowed_hosts),
+                                        *(host_name(h) for h in (s.web_host, s.advertised_host)
+                                          if h and h not in ("0.0.0.0", "::"))})
+        # An answer's day: its produced_at, else its Kafka timestamp, within the days the monitor keeps and no
+        # further ahead than max_future_minutes (a 2005 clock must not open a day in 2005).
+        self.clocks = ClockWindow(self.settings.retention_days * DAY_MS, self.settings.max_future_ms)
         self.access = Access(self.settings)
         self.throttle = LoginThrottle(self.settings.login_max_failures, self.settings.login_lockout_minutes * 60)
-        self.metrics = TenantMetrics(self.settings.tenants, owned=self._owns)
+        self.metrics = TenantMetrics(self.settings.tenants, owned=self._owns, background=True)
         self.counters: Counter[str] = Counter()
         self._snapshot_days: dict[str, int | None] = {}
         # Event-time progress (progress.py). Judging side: latest event time judged per partition, and which
@@ -177,6 +229,9 @@ class Monitor:
         app.agent(self.by_event, name="label-join")(self._label_join)
         app.timer(s.alert_prune_interval_s, name="prune-monitor-seen")(self._sweep_seen)
         app.timer(s.metrics_interval_s, name="report-monitor-progress")(self._report_progress)
+        app.timer(2.0, name="index-monitor-overview")(self._index_overview)
+        app.timer(METRICS_REGROUP_S, name="group-monitor-metrics")(self._regroup_metrics)
+        app.task(self._read_revocations)
         if not self.settings.session_secret and self.access.configured:
             log.warning("monitor: no STREAM_GUARD_MONITOR_SESSION_SECRET: dashboard sessions last until this worker "
                         "restarts and work on this worker only")
@@ -192,7 +247,7 @@ class Monitor:
             # clock at zero, or seconds sent as milliseconds, must not open a day in 1970).
             produced = verdict.get("produced_at_ms")
             at_ms, _ = e2e_origin(produced if isinstance(produced, int) and not isinstance(produced, bool) else None,
-                                  self.service.source_of(message).timestamp_ms, time.time() * 1000.0)
+                                  self.service.source_of(message).timestamp_ms, time.time() * 1000.0, self.clocks)
             obs = observe({**verdict, "produced_at_ms": at_ms})
             record = obs.to_record()
             if obs.at_ms is not None and obs.at_ms >= 0:
@@ -331,6 +386,8 @@ class Monitor:
         for alert in changes.alerts:
             self.metrics.alerted(tenant, alert.kind, alert.severity)
         state = TenantState.load(changes.puts.get((STATE, state_key(tenant))))
+        if (STATE, state_key(tenant)) in changes.puts:
+            self.overview.put(row_of(tenant, state), self.tenant_partition(tenant))
         if (tenant not in self.metrics.snapshots or changes.counters["graded"]
                 or self._snapshot_days.get(tenant) != state.rates_day):
             self._snapshot_days[tenant] = state.rates_day
@@ -436,6 +493,75 @@ class Monitor:
                 self.counters["seen_pruned"] += len(chunk)
                 await asyncio.sleep(0)
 
+    async def _index_overview(self) -> None:
+        """Keep the overview to the partitions this worker owns: forget the tenants of partitions that moved
+        away, and read those of partitions it took over, a slice at a time (yielding to the stream between)."""
+        active = self._active(self.tables[STATE])
+        self.overview.keep_partitions(active)
+        self._indexed &= active
+        for partition in sorted(active - self._indexed):
+            db = _PartitionStore(self.tables, partition).dbs[STATE]
+            if db is None:
+                continue
+            complete = True
+            for n, (key, value) in enumerate(db.items(from_key=b"t"), 1):
+                if not key.startswith(b"t"):
+                    break  # past the tenants' states
+                tenant = str(orjson.loads(key[1:])[0])
+                # A tenant updated by a batch meanwhile has a newer row than this read: keep that one.
+                self.overview.put(row_of(tenant, TenantState.load(value)), partition, only_new=True)
+                if n % INDEX_SLICE == 0:
+                    await asyncio.sleep(0)
+                    if partition not in self._active(self.tables[STATE]):
+                        complete = False
+                        break
+            if complete:
+                self._indexed.add(partition)
+
+    async def _regroup_metrics(self) -> None:
+        """Sum the owned tenants' gauges for the next scrapes, yielding to the stream between slices."""
+        actives = self._active(self.tables[STATE])
+        for _ in self.metrics.regroup(owned=lambda tenant: self.tenant_partition(tenant) in actives,
+                                      slice_size=INDEX_SLICE):
+            await asyncio.sleep(0)
+
+    async def _read_revocations(self) -> None:
+        """Every sign-out on any worker, from the sessions topic's beginning (sessions.py); until they are all
+        read, cookie sessions are refused."""
+        s = self.service.settings
+        while True:
+            reader = None
+            try:
+                reader = await Reader(s.broker or "", [self.sessions_topic], from_beginning=True,
+                                      options=client_options(s)).start()
+                consumer = reader.consumer
+                assert consumer is not None
+                started_ms = int(time.time() * 1000)
+                ends = {tp: OpenEnd(end, started_ms) for tp, end in
+                        (await consumer.end_offsets(list(consumer.assignment()))).items()}
+                while True:
+                    batches = await consumer.getmany(timeout_ms=1000)
+                    for records in batches.values():
+                        for record in records:
+                            found = read_revocation(record.value)
+                            if found is not None:
+                                self.revocations.revoke(*found)
+                    if ends:
+                        for tp in list(ends):
+                            if ends[tp].take(batches.get(tp, []), await consumer.position(tp))[1]:
+                                del ends[tp]
+                        if not ends:
+                            self.revocations.ready = True
+                    self.revocations.prune(time.time())
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the broker away, the topic not there yet: try again
+                log.warning("monitor: cannot read sign-outs from %s (%r); retrying", self.sessions_topic, exc)
+                await asyncio.sleep(2.0)
+            finally:
+                if reader is not None:
+                    await reader.stop()
+
     @staticmethod
     def _first_days(db: Any) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -477,12 +603,6 @@ class Monitor:
                     samples[week] = Sample.load(raw, self.settings.sample_size_for(tenant))
         return tenant_view(tenant, state, days, samples, rules, self.settings.retention_days)
 
-    def local_tenants(self) -> list[str]:
-        out: list[str] = []
-        for partition in sorted(self._active(self.tables[STATE])):
-            out += self._first_days(_PartitionStore(self.tables, partition).dbs[STATE]).keys()
-        return sorted(out)
-
     def register_pages(self) -> None:
         pages: dict[str, dict[str, Callable[..., Awaitable[Any]]]] = {
             "/monitor": {"get": self._home},
@@ -495,8 +615,19 @@ class Monitor:
             "/monitor/api/local": {"get": self._local_json},
         }
         for path, handlers in pages.items():
+            guarded = {method: self._guarded(handler) for method, handler in handlers.items()}
             self.app.page(path, name="monitor" + path.replace("/", "-").replace("{", "").replace("}", ""))(
-                _view(path, handlers))
+                _view(path, guarded))
+
+    def _guarded(self, handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        """Every page: only under a Host the dashboard answers to (a rebinding attacker's name is refused)."""
+        async def serve(web: Any, request: Any, **kwargs: Any) -> Any:
+            if not host_allowed(request.headers.get("Host", ""), self.allowed_hosts):
+                self.counters["host_refused"] += 1
+                return self._respond(web, message_page("Misdirected request", "This dashboard does not answer to "
+                                                       "that host name (monitor.allowed_hosts)."), 421)
+            return await handler(web, request, **kwargs)
+        return serve
 
     # Every response goes through here: no caching, no framing, no external anything.
     @staticmethod
@@ -509,29 +640,29 @@ class Monitor:
     def _json(self, web: Any, value: Any, status: int = 200) -> Any:
         return self._respond(web, orjson.dumps(value), status, "application/json")
 
-    def _principal(self, request: Any) -> Principal | None:
+    def _principal(self, request: Any) -> tuple[Principal | None, bool]:
+        """Who is asking (a Bearer token, else the session cookie), and whether the client is locked out."""
         auth = request.headers.get("Authorization", "")
         if auth.startswith("Bearer "):
             return self._sign_in(request, auth[7:].strip())
-        return self.access.session(cookie_value(request.headers.get("Cookie")), time.time())
+        return self.access.session(cookie_value(request.headers.get("Cookie")), time.time(), self.revocations), False
 
-    def _sign_in(self, request: Any, token: str) -> Principal | None:
-        """A token tried by a client: None while the client is locked out, whatever the token."""
+    def _sign_in(self, request: Any, token: str) -> tuple[Principal | None, bool]:
+        """A token tried by a client: (None, True) while the client is locked out, whatever the token. A failure
+        that reaches the limit is still answered as a failure; the next attempt is the one refused."""
         client, now = _client(request), time.monotonic()
         if self.throttle.retry_after(client, now) is not None:
-            return None
+            return None, True
         principal = self.access.authenticate(token)
         if principal is None:
             self.throttle.failed(client, now)
             self.counters["login_failed"] += 1
         else:
             self.throttle.succeeded(client)
-        return principal
+        return principal, False
 
-    def _locked_out(self, web: Any, request: Any, api: bool) -> Any | None:
-        wait = self.throttle.retry_after(_client(request), time.monotonic())
-        if wait is None:
-            return None
+    def _locked_out(self, web: Any, request: Any, api: bool) -> Any:
+        wait = self.throttle.retry_after(_client(request), time.monotonic()) or 0.0
         headers = {"Retry-After": str(max(1, int(wait + 0.999)))}
         if api:
             return self._respond(web, orjson.dumps({"error": "too many failed sign-ins"}), 429, "application/json",
@@ -539,13 +670,24 @@ class Monitor:
         return self._respond(web, login_page("Too many failed sign-ins from here; try again later."), 429,
                              headers=headers)
 
-    def _unauthorized(self, web: Any, api: bool, request: Any) -> Any:
-        locked = self._locked_out(web, request, api)
-        if locked is not None:
-            return locked
+    def _unauthorized(self, web: Any, api: bool, request: Any, locked: bool) -> Any:
+        if locked:
+            return self._locked_out(web, request, api)
+        if not self.access.configured:
+            return self._not_configured(web, api)
         if api:
             return self._json(web, {"error": "unauthorized"}, 401)
         return self._respond(web, message_page("Sign in", "Sign in to see monitoring."), 401)
+
+    def _not_configured(self, web: Any, api: bool) -> Any:
+        """No token is configured: say how to configure one, rather than offer a sign-in that cannot succeed."""
+        if api:
+            return self._json(web, {"error": "no dashboard token is configured",
+                                    "how": "python -m stream_guard.ops.monitoring.tokens new; set "
+                                           "monitor.operator_token_sha256 "
+                                           "(or STREAM_GUARD_MONITOR_OPERATOR_TOKEN_SHA256) "
+                                           "to the hash it prints, and restart the worker"}, 401)
+        return self._respond(web, setup_page(), 401)
 
     def _not_found(self, web: Any, api: bool) -> Any:
         if api:
@@ -553,42 +695,71 @@ class Monitor:
         return self._respond(web, message_page("Not found", "There is nothing here."), 404)
 
     async def _home(self, web: Any, request: Any) -> Any:
-        principal = self._principal(request)
+        principal, _ = self._principal(request)
         if principal is None:
             return self._respond(web, "", 303, headers={"Location": "/monitor/login"})
         target = "/monitor/all" if principal.role == OPERATOR else tenant_path(principal.tenant or "")
         return self._respond(web, "", 303, headers={"Location": target})
 
     async def _login_form(self, web: Any, request: Any) -> Any:
+        if not self.access.configured:
+            return self._respond(web, setup_page())
         return self._respond(web, login_page())
 
-    def _cross_site(self, request: Any) -> bool:
-        origin = request.headers.get("Origin")
-        if not origin or origin == "null":
-            return origin == "null"
+    def _same_origin(self, request: Any) -> bool:
+        """A state-changing request comes from the dashboard's own pages: its Origin (else its Referer) names
+        the host and port it was sent to. A request with neither is refused: browsers send Origin with every
+        form POST, so only a client hiding where it comes from lacks both."""
+        source = request.headers.get("Origin") or request.headers.get("Referer")
+        if not source or source == "null":
+            return False
+        origin = urlsplit(source)
         host = request.headers.get("Host", "")
-        return not hmac.compare_digest(origin.split("://", 1)[-1].encode(), host.encode())
+        return origin.scheme in ("http", "https") and hmac.compare_digest(origin.netloc.lower().encode(),
+                                                                          host.lower().encode())
+
+    def _cross_site_refusal(self, web: Any) -> Any:
+        self.counters["cross_site_refused"] += 1
+        return self._respond(web, message_page("Refused", "Sign in and out from this dashboard's own pages."), 403)
 
     async def _login(self, web: Any, request: Any) -> Any:
-        if self._cross_site(request):
-            return self._respond(web, message_page("Refused", "Sign in from this site's own page."), 403)
+        if not self._same_origin(request):
+            return self._cross_site_refusal(web)
+        if not self.access.configured:
+            return self._not_configured(web, api=False)
         form = await request.post()
-        principal = self._sign_in(request, str(form.get("token", "")))
+        principal, locked = self._sign_in(request, str(form.get("token", "")))
+        if locked:
+            return self._locked_out(web, request, api=False)
         if principal is None:
-            locked = self._locked_out(web, request, api=False)
-            return locked if locked is not None else self._respond(web, login_page("That token is not valid."), 401)
+            return self._respond(web, login_page("That token is not valid."), 401)
         target = "/monitor/all" if principal.role == OPERATOR else tenant_path(principal.tenant or "")
         cookie = self.access.set_cookie(self.access.issue(principal, time.time()))
         return self._respond(web, "", 303, headers={"Location": target, "Set-Cookie": cookie})
 
     async def _logout(self, web: Any, request: Any) -> Any:
+        """Revoke the session on every worker (the revocation is on the broker before the answer), then clear
+        the cookie."""
+        if not self._same_origin(request):
+            return self._cross_site_refusal(web)
+        principal = self.access.session(cookie_value(request.headers.get("Cookie")), time.time())
+        if principal is not None and principal.session_id is not None:
+            until = principal.expires_s or time.time() + self.settings.session_ttl_minutes * 60
+            self.revocations.revoke(principal.session_id, until)
+            try:
+                await (await self.service.send(self.sessions_topic, principal.session_id.encode(),
+                                               revocation_record(principal.session_id, until)))
+            except Exception:  # this worker refuses the session already; the others learn it when it is sent
+                log.warning("monitor: could not send a sign-out to %s", self.sessions_topic, exc_info=True)
+                return self._respond(web, message_page("Signed out here", "Signed out on this worker; other "
+                                                       "workers could not be told: try again."), 503)
         return self._respond(web, "", 303, headers={"Location": "/monitor/login",
                                                    "Set-Cookie": self.access.clear_cookie()})
 
     async def _tenant(self, web: Any, request: Any, tenant: str, api: bool) -> Any:
-        principal = self._principal(request)
+        principal, locked = self._principal(request)
         if principal is None:
-            return self._unauthorized(web, api, request)
+            return self._unauthorized(web, api, request, locked)
         if not principal.may_see(tenant):
             return self._not_found(web, api)
         view = self.local_view(tenant)
@@ -619,51 +790,70 @@ class Monitor:
             log.warning("monitor: could not reach the worker that owns a tenant", exc_info=True)
             return self._respond(web, message_page("Unavailable", "Try again in a moment."), 503)
 
-    async def _all(self, request: Any, principal: Principal) -> list[dict[str, Any]] | None:
+    def _page_args(self, request: Any) -> tuple[Any, int]:
+        try:
+            limit = int(request.query.get("limit", self.settings.page_size))
+        except ValueError:
+            limit = self.settings.page_size
+        return decode_cursor(request.query.get("after")), max(1, min(limit, self.settings.page_size))
+
+    def local_page(self, after: Any, limit: int) -> dict[str, Any]:
+        """A page of this worker's tenants, worst first, and how many it keeps."""
+        active = self._active(self.tables[STATE])
+        return {"tenants": [row.to_dict() for row in self.overview.page(after, limit)], "total": len(self.overview),
+                "complete": active <= self._indexed}
+
+    async def _all(self, request: Any, principal: Principal) -> dict[str, Any] | None:
+        """A page of every worker's tenants (each worker's page after the same cursor, merged), worst first."""
         if principal.role != OPERATOR:
             return None
-        rows = [view for tenant in self.local_tenants() if (view := self.local_view(tenant)) is not None]
+        after, limit = self._page_args(request)
+        pages = [self.local_page(after, limit)]
         if not request.headers.get(FORWARDED):
-            rows += await self._from_peers(request)
-        return sorted(rows, key=lambda v: v["tenant"])
+            pages += await self._from_peers(request, after, limit)
+        rows, more = merge_pages([p["tenants"] for p in pages], limit)
+        return {"tenants": rows, "total": sum(p["total"] for p in pages), "complete": all(p["complete"] for p in pages),
+                "next": encode_cursor(rows[-1]["rank"]) if more and rows else None, "limit": limit}
 
-    async def _from_peers(self, request: Any) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
+    async def _from_peers(self, request: Any, after: Any, limit: int) -> list[dict[str, Any]]:
+        pages: list[dict[str, Any]] = []
         me = str(self.app.conf.canonical_url)
         try:
             peers = [url for url in self.app.router.table_metadata(TABLE_NAMES[STATE]) if str(url) != me]
         except Exception:
-            return rows
+            return pages
         headers = {k: v for k, v in request.headers.items() if k in ("Cookie", "Authorization")}
+        query = f"?limit={limit}" + (f"&after={encode_cursor(after)}" if after is not None else "")
         for peer in peers:
             try:
-                async with self.app.http_client.get(f"{str(peer).rstrip('/')}/monitor/api/local",
+                async with self.app.http_client.get(f"{str(peer).rstrip('/')}/monitor/api/local{query}",
                                                     headers={**headers, FORWARDED: "1"}) as response:
                     if response.status == 200:
-                        rows += orjson.loads(await response.read())
+                        pages.append(orjson.loads(await response.read()))
             except Exception:
                 log.warning("monitor: peer %s did not answer", peer)
-        return rows
+                pages.append({"tenants": [], "total": 0, "complete": False})
+        return pages
 
     async def _all_html(self, web: Any, request: Any) -> Any:
-        principal = self._principal(request)
+        principal, locked = self._principal(request)
         if principal is None:
-            return self._unauthorized(web, False, request)
-        rows = await self._all(request, principal)
-        return self._not_found(web, False) if rows is None else self._respond(web, operator_page(rows))
+            return self._unauthorized(web, False, request, locked)
+        page = await self._all(request, principal)
+        return self._not_found(web, False) if page is None else self._respond(web, operator_page(page))
 
     async def _all_json(self, web: Any, request: Any) -> Any:
-        principal = self._principal(request)
+        principal, locked = self._principal(request)
         if principal is None:
-            return self._unauthorized(web, True, request)
-        rows = await self._all(request, principal)
-        return self._not_found(web, True) if rows is None else self._json(web, rows)
+            return self._unauthorized(web, True, request, locked)
+        page = await self._all(request, principal)
+        return self._not_found(web, True) if page is None else self._json(web, page)
 
     async def _local_json(self, web: Any, request: Any) -> Any:
-        principal = self._principal(request)
+        principal, _ = self._principal(request)
         if principal is None or principal.role != OPERATOR:
             return self._not_found(web, True)
-        return self._json(web, [v for t in self.local_tenants() if (v := self.local_view(t)) is not None])
+        return self._json(web, self.local_page(*self._page_args(request)))
 
     def metrics_text(self) -> str:
         return self.metrics.text()

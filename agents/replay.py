@@ -31,7 +31,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError, UnsupportedVersionError
 from aiokafka.structs import ConsumerRecord
 
-from stream_guard.agents.clients import topic_partitions
+from stream_guard.agents.clients import OpenEnd, reach_broker, topic_partitions
 from stream_guard.agents.security import client_options
 from stream_guard.errors import BrokerError
 from stream_guard.ops.sources import Bound, Decision, Position, UsageError, live_decisions, task_type_of
@@ -147,7 +147,7 @@ async def read_range(settings: StreamSettings, plan: ReplayPlan,
         buffers: dict[int, deque[ConsumerRecord]] = {p: deque() for p in todo}
         active = set(todo)
         paused: set[int] = set()
-        idle = {p: 0 for p in todo}
+        ends = {p: OpenEnd(todo[p][1], plan.planned_at_ms) for p in plan.open_end if p in todo}
         while True:
             # Emit while every partition still being read has a record waiting: only then is the earliest known.
             while not any(p in active and not buffers[p] for p in buffers):
@@ -163,16 +163,12 @@ async def read_range(settings: StreamSettings, plan: ReplayPlan,
             for p in list(active):
                 records = batches.get(tps[p], [])
                 stop = todo[p][1]
-                if p in plan.open_end:
-                    # Past the reported end: take what was there before the replay started, stop at the first
-                    # newer record or when a fetch at the end comes back empty twice.
-                    newer = next((i for i, r in enumerate(records)
-                                  if r.offset >= stop and r.timestamp > plan.planned_at_ms), None)
-                    if newer is not None:
-                        records, ended = records[:newer], True
-                    else:
-                        idle[p] = 0 if records or p in paused else idle[p] + 1
-                        ended = idle[p] >= 2 and await consumer.position(tps[p]) >= stop
+                if p in ends:
+                    # Past the reported end: take what was there before the replay started (clients.OpenEnd). A
+                    # paused partition's empty fetches say nothing about its end.
+                    if p in paused and not records:
+                        continue
+                    records, ended = ends[p].take(records, await consumer.position(tps[p]))
                     buffers[p].extend(r for r in records if plan.wanted(r))
                 else:
                     buffers[p].extend(r for r in records if r.offset < stop and plan.wanted(r))
@@ -243,6 +239,8 @@ class TopicSource:
         settings = load(getattr(args, "config", None), os.environ, stream={"broker": getattr(args, "broker", None)}).stream
         if not settings.broker:
             raise UsageError("no broker: pass --broker HOST:PORT or set STREAM_GUARD_BROKER")
+        asyncio.run(reach_broker(settings.broker, settings.connect_timeout_s, wait=bool(getattr(args, "wait", False)),
+                                 options=client_options(settings)))
         return cls(settings)
 
     @property

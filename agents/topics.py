@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.partitioner import murmur2
 
@@ -23,6 +24,7 @@ from stream_guard.config.stream import StreamSettings
 
 log = logging.getLogger(__name__)
 TOPIC_ALREADY_EXISTS = 36
+SESSIONS_RETENTION_MS = 31 * 24 * 3600 * 1000
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,9 @@ def topic_specs(settings: StreamSettings) -> list[TopicSpec]:
         TopicSpec(t.dlq, settings.output_partitions, rf, carried),
         *(TopicSpec(name, settings.output_partitions, rf) for name in (t.verdicts, t.alerts, t.metrics)),
         *(TopicSpec(name, settings.output_partitions, rf) for name in (t.review, t.labels)),
+        # Dashboard sign-outs, read whole by every worker (agents/monitor.py): one partition, kept as long as the
+        # longest session lasts (monitor.session_ttl_minutes is at most 30 days).
+        TopicSpec(f"{settings.app_id}-monitor-sessions", 1, rf, retention_ms=SESSIONS_RETENTION_MS),
     ]
 
 
@@ -114,6 +119,27 @@ async def ensure_topics(settings: StreamSettings, timeout: float = 60.0,
         return created
     finally:
         await admin.close()
+
+
+async def topic_retention_ms(settings: StreamSettings, topic: str, timeout: float = 10.0) -> int | None:
+    """The topic's retention.ms as the broker reports it; None when it does not say (or cannot be asked)."""
+    assert settings.broker, "a broker address is required"
+    try:
+        admin = await _admin(settings.broker, timeout, client_options(settings))
+    except ConnectionError:
+        return None
+    try:
+        responses = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+        for response in responses:
+            for resource in response.resources:
+                for entry in resource[4]:  # (error_code, error_message, type, name, config_entries)
+                    if entry[0] == "retention.ms":
+                        return int(entry[1])
+    except (KafkaError, ValueError, TypeError, IndexError) as exc:
+        log.info("could not read the retention of %s: %r", topic, exc)
+    finally:
+        await admin.close()
+    return None
 
 
 def _errors(response: object) -> list[tuple[str, int, str | None]]:

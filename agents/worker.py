@@ -9,7 +9,7 @@ import time
 import faust
 
 from stream_guard.agents.app import GuardService, build_service
-from stream_guard.agents.topics import ensure_topics
+from stream_guard.agents.topics import ensure_topics, topic_retention_ms
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.logs import json_handlers
 from stream_guard.config.monitor import MonitorSettings
@@ -21,6 +21,15 @@ log = logging.getLogger(__name__)
 
 class _Worker(faust.Worker):
     json_logs = False
+    shutdown_timeout_s = 20.0
+
+    def _on_sigterm(self) -> None:
+        self.app.begin_shutdown(self.shutdown_timeout_s)  # bounded, whatever the broker does (faust_adapter.py)
+        super()._on_sigterm()
+
+    def _on_sigint(self) -> None:
+        self.app.begin_shutdown(self.shutdown_timeout_s)
+        super()._on_sigint()
 
     def on_setup_root_logger(self, logger: logging.Logger, level: int) -> None:
         # Faust's terminal spinner sets the root logger to DEBUG so that it can spin on every record: every
@@ -32,14 +41,14 @@ class _Worker(faust.Worker):
 
 
 def prepare(settings: StreamSettings, config: DetectorConfig, worker: str | None = None,
-            monitoring: MonitorSettings | None = None) -> GuardService:
+            monitoring: MonitorSettings | None = None, answers_retention_ms: int | None = None) -> GuardService:
     """Load the core (and its model) before joining the group, so the first batch is not the slow one."""
     started = time.perf_counter()
     # One judge process (the event loop keeps its own core); decisions count the measured latency.
     judge = Pool(config, processes=1, log_format=settings.log_format, quality_latency_ms=None).wait_ready()
     log.info("core ready in %.2fs (judge process, NER %s, %g ms of CPU per event)", time.perf_counter() - started,
              judge.ner_backend, config.event_budget_ms, extra={"ner": judge.ner_backend})
-    return build_service(settings, judge, worker, monitoring)
+    return build_service(settings, judge, worker, monitoring, answers_retention_ms)
 
 
 def run_worker(settings: StreamSettings, config: DetectorConfig, *, loglevel: str = "info",
@@ -49,11 +58,13 @@ def run_worker(settings: StreamSettings, config: DetectorConfig, *, loglevel: st
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     loop.run_until_complete(ensure_topics(settings))
-    service = prepare(settings, config, worker, monitoring)
+    retention = loop.run_until_complete(topic_retention_ms(settings, settings.topics.answers))
+    service = prepare(settings, config, worker, monitoring, retention)
     json_logs = settings.log_format == "json"
     # quiet: no start-up banner (a table of plain text on stdout) when every line must be JSON.
     faust_worker = _Worker(service.app, loglevel=loglevel, loop=loop, quiet=json_logs)
     faust_worker.json_logs = json_logs
+    faust_worker.shutdown_timeout_s = settings.shutdown_timeout_s
     try:
         faust_worker.execute_from_commandline()
     except SystemExit as exc:

@@ -40,6 +40,8 @@ def parser() -> argparse.ArgumentParser:
                                                 "ISO-8601 time, inclusive")
     p.add_argument("--to", dest="end", help="topic only: offset or ISO-8601 time to stop before (exclusive)")
     p.add_argument("--broker", help="HOST:PORT[,HOST:PORT] (default: $STREAM_GUARD_BROKER)")
+    p.add_argument("--wait", action="store_true", help="topic only: keep trying to reach the broker (default: exit 1 "
+                                                       "after connect_timeout_s, 5 s)")
     p.add_argument("--config", help="candidate: TOML with a [detector] table ([stream] for broker settings)")
     p.add_argument("--preset", choices=sorted(PRESETS), help="candidate threshold preset")
     p.add_argument("--ner", choices=("spacy", "regex", "auto"), help="entity recognizer (default auto)")

@@ -15,7 +15,7 @@ Every key has an environment variable `STREAM_GUARD_ALERTS_<KEY>` (load.py); `--
 from typing import Annotated, ClassVar
 
 from stream_guard.config.relations import valid_topic
-from stream_guard.config.schema import NON_EMPTY_TEXT, TEXT, Check, Doc, Secret, Section, count_at_least, one_of, positive
+from stream_guard.config.schema import NON_EMPTY_TEXT, TEXT, Check, Doc, Secret, Section, above, count_between, one_of
 
 FORMATS = ("alertmanager", "slack", "json")
 
@@ -39,11 +39,11 @@ class AlertSettings(Section, frozen=True):
                                                  "delivered.")] = "stream-guard-alerts"
     dead_letter_topic: Annotated[str, Check(valid_topic, "must be a topic name"),
                                  Doc("Alerts the webhook refused or never took, with why.")] = "guard.alerts.dlq"
-    max_attempts: Annotated[int, count_at_least(1), Doc("Tries per alert before it is dead-lettered (a refusal, "
+    max_attempts: Annotated[int, count_between(1, 1000), Doc("Tries per alert before it is dead-lettered (a refusal, "
                                                         "4xx other than 408 and 429, is not retried).")] = 8
-    backoff_initial_s: Annotated[float, positive(), Doc("Wait after the first failed try; doubles each "
+    backoff_initial_s: Annotated[float, above(0, 3600), Doc("Wait after the first failed try; doubles each "
                                                         "time.")] = 0.5
-    backoff_max_s: Annotated[float, positive(), Doc("Longest wait between tries.")] = 30.0
-    timeout_s: Annotated[float, positive(), Doc("How long one try may take.")] = 10.0
+    backoff_max_s: Annotated[float, above(0, 86_400), Doc("Longest wait between tries.")] = 30.0
+    timeout_s: Annotated[float, above(0, 3600), Doc("How long one try may take.")] = 10.0
     header: Annotated[str, Secret(), TEXT, Doc("An extra request header, `Name: value` (an Authorization for the "
                                      "webhook; set it from the environment).")] = ""

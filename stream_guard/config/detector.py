@@ -19,6 +19,7 @@ from stream_guard.config.schema import (
     Section,
     between,
     count_at_least,
+    count_between,
     one_of,
 )
 from stream_guard.config.score_model import DEFAULT_MODEL
@@ -36,7 +37,11 @@ DEFAULT_DECLINE_MESSAGE = (
 
 # Scores and thresholds compared with scores: all in [0, 1].
 Unit = Annotated[float, between(0, 1)]
-Positive = Annotated[int, count_at_least(1, "must be a positive integer")]
+# Sizes of one event: 1 to 100 million (characters, chunks or bytes); more is a typo, and an event that large
+# could never be judged within its CPU budget anyway.
+Size = Annotated[int, count_between(1, 100_000_000, "must be a positive integer, at most 100000000")]
+# Answers per question in drift history (stored per question in the worker's table).
+HistoryLength = Annotated[int, count_between(1, 10_000)]
 
 
 class Limits(Section, frozen=True):
@@ -46,11 +51,11 @@ class Limits(Section, frozen=True):
     TABLE: ClassVar[str] = "a table of limits"
     PREFIX: ClassVar[str] = "limits."
 
-    max_answer_chars: Annotated[Positive, Doc("Longest answer accepted, in characters.")] = 20_000
-    max_question_chars: Annotated[Positive, Doc("Longest question accepted, in characters.")] = 4_000
-    max_chunks: Annotated[Positive, Doc("Most context chunks accepted in one event.")] = 50
-    max_chunk_chars: Annotated[Positive, Doc("Longest context chunk accepted, in characters.")] = 20_000
-    max_event_bytes: Annotated[Positive, Doc("Largest event accepted, in bytes of JSON.")] = 1_000_000
+    max_answer_chars: Annotated[Size, Doc("Longest answer accepted, in characters.")] = 20_000
+    max_question_chars: Annotated[Size, Doc("Longest question accepted, in characters.")] = 4_000
+    max_chunks: Annotated[Size, Doc("Most context chunks accepted in one event.")] = 50
+    max_chunk_chars: Annotated[Size, Doc("Longest context chunk accepted, in characters.")] = 20_000
+    max_event_bytes: Annotated[Size, Doc("Largest event accepted, in bytes of JSON.")] = 1_000_000
     strict_fields: Annotated[bool, BOOLEAN, Doc("Reject an event with a top-level field the contract does not "
                                                 "name (to the dead-letter topic), rather than judge it without "
                                                 "the field and count a warning.")] = False
@@ -71,14 +76,14 @@ class DetectorConfig(Section, frozen=True):
     db_path: Annotated[str, NON_EMPTY_TEXT, Doc("SQLite file of the library's drift history (`:memory:` for "
                                                 "none). The commands keep their own: `--drift-db`, the worker's "
                                                 "table.")] = "hallucination_drift.db"
-    window_size: Annotated[int, count_at_least(1), Doc("Answers kept per question in drift history.")] = 50
+    window_size: Annotated[HistoryLength, Doc("Answers kept per question in drift history.")] = 50
     log_flagged: Annotated[bool, BOOLEAN, Doc("Log every flagged answer at WARNING (the library; the commands "
                                               "turn it off).")] = True
 
     # Drift: compare with the last `drift_compare_last` answers once `drift_min_history` exist.
-    drift_compare_last: Annotated[int, count_at_least(1), Doc("Drift compares an answer with this many of the "
+    drift_compare_last: Annotated[HistoryLength, Doc("Drift compares an answer with this many of the "
                                                               "question's latest answers.")] = 10
-    drift_min_history: Annotated[int, count_at_least(1), Doc("Answers a question needs in its history before "
+    drift_min_history: Annotated[HistoryLength, Doc("Answers a question needs in its history before "
                                                              "drift is judged.")] = 3
     drift_similarity_floor: Annotated[Unit, Doc("Below this similarity to the history's medoid an answer counts as "
                                                 "inconsistent.")] = 0.65
@@ -117,8 +122,8 @@ class DetectorConfig(Section, frozen=True):
                                                 "reported and alerted, never changes a delivery.")] = False
 
     event_budget_ms: Annotated[float, Check(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-                                            and v > 0 and v != float("inf"),
-                                            "must be a positive number of milliseconds"),
+                                            and 0 < v <= 60_000,
+                                            "must be a positive number of milliseconds, at most 60000"),
                                Doc("CPU time one event may take in the judge (inspect, heal, re-inspect); an "
                                    "event over it is dead-lettered as a timeout.")] = 250.0
 

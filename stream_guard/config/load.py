@@ -21,7 +21,7 @@ import msgspec
 from stream_guard.config.alerts import AlertSettings
 from stream_guard.config.detector import DetectorConfig, Limits, preset
 from stream_guard.config.monitor import MonitorSettings, TenantSettings
-from stream_guard.config.schema import ConfigError, Spec, build, specs
+from stream_guard.config.schema import ConfigError, Spec, build, check_relations, specs
 from stream_guard.config.score_model import load_model
 from stream_guard.config.serve import ServeSettings
 from stream_guard.config.stream import StreamSettings, TopicNames
@@ -61,6 +61,9 @@ class Config(msgspec.Struct, frozen=True):
     monitor: MonitorSettings = msgspec.field(default_factory=MonitorSettings)
     serve: ServeSettings = msgspec.field(default_factory=ServeSettings)
     alerts: AlertSettings = msgspec.field(default_factory=AlertSettings)
+
+    def __post_init__(self) -> None:
+        check_relations(self)  # the rules across sections (relations.py)
 
 
 def load(file: str | Path | Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None, *,
@@ -151,6 +154,8 @@ def _detector(table: Mapping[str, Any], folder: Path | None, from_env: Mapping[s
         start = preset(file.pop("preset"))
     if file.get("score_model_path"):
         file["score_model_path"] = _model_path(file["score_model_path"], folder or Path("."))
+    if from_env.get("score_model_path"):  # checked now too, relative to the working directory
+        from_env["score_model_path"] = _model_path(from_env["score_model_path"], Path("."))
     return build(DetectorConfig, [file, from_env, _given(flags)], "", base=start)
 
 
@@ -229,7 +234,8 @@ def environment(env: Mapping[str, str]) -> dict[str, dict[str, Any]]:
         if spec is None:
             table["preset"] = value
         else:
-            table[spec.key] = value.split(",") if spec.env_list else value
+            # A list: comma-separated, blanks dropped (an empty variable is an empty list).
+            table[spec.key] = [v for v in value.split(",") if v.strip()] if spec.env_list else value
     return out
 
 

@@ -67,6 +67,14 @@ def _heartbeat_within_session(s: Any) -> Problem:
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
+def _lost_before_grace(s: Any) -> Problem:
+    """broker_lost_grace_s not below broker_lost_after_s (health cannot fail before readiness does)."""
+    if s.broker_lost_grace_s < s.broker_lost_after_s:
+        return "broker_lost_grace_s", (f"must not be below broker_lost_after_s ({s.broker_lost_after_s:g}), got "
+                                       f"{s.broker_lost_grace_s:g}")
+    return None
+
+
 def _sasl_complete(s: Any) -> Problem:
     """with a SASL security_protocol: sasl_mechanism one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, and both sasl_username and sasl_password."""
     if not s.security_protocol.startswith("SASL"):
@@ -141,11 +149,26 @@ def _header_named(a: Any) -> Problem:
     return None
 
 
+# --- across sections ------------------------------------------------------------------------------------------
+
+
+def _event_within_message(c: Any) -> Problem:
+    """stream.max_message_bytes at least detector.limits.max_event_bytes (an event the limit lets through must
+    fit a message the worker can fetch)."""
+    event, message = c.detector.limits.max_event_bytes, c.stream.max_message_bytes
+    if message < event:
+        return "stream.max_message_bytes", (f"must be at least detector.limits.max_event_bytes ({event}): an event "
+                                            f"the limit lets through could never reach the worker; got {message} "
+                                            "(raise it, or lower max_event_bytes)")
+    return None
+
+
 RELATIONS: dict[str, tuple[Relation, ...]] = {
     "DetectorConfig": (_fallback_below_accept, _history_fits_window),
-    "StreamSettings": (_topics_distinct, _repartition_topic_valid, _heartbeat_within_session, _sasl_complete,
-                       _key_needs_certificate),
+    "StreamSettings": (_topics_distinct, _repartition_topic_valid, _heartbeat_within_session, _lost_before_grace,
+                       _sasl_complete, _key_needs_certificate),
     "RuleSettings": (_warning_below_critical,),
     "MonitorSettings": (_windows_within_retention, _tokens_unique),
     "AlertSettings": (_backoff_within_max, _header_named),
+    "Config": (_event_within_message,),
 }

@@ -100,6 +100,17 @@ def count_at_least(low: int, reason: str | None = None) -> Check:
     return Check(lambda v: _is_count(v) and v >= low, reason or f"must be an integer of at least {low}")
 
 
+def count_between(low: int, high: int, reason: str | None = None) -> Check:
+    """An integer in [low, high]: the upper bound catches a unit mistake (milliseconds given as microseconds)
+    before it turns into a worker that never becomes ready."""
+    return Check(lambda v: _is_count(v) and low <= v <= high, reason or f"must be an integer of at least {low} and at most {high}")
+
+
+def above(low: float, high: float, reason: str | None = None) -> Check:
+    """A number in (low, high]."""
+    return Check(lambda v: _is_number(v) and low < v <= high, reason or f"must be above {low:g} and at most {high:g}")
+
+
 def at_least(low: float, reason: str | None = None) -> Check:
     return Check(lambda v: _is_number(v) and v >= low, reason or f"must be at least {low:g}")
 
@@ -190,11 +201,24 @@ def check(obj: msgspec.Struct, prefix: str = "") -> None:
         for rule in spec.checks:
             if not rule.test(value):
                 raise ConfigError(prefix + spec.key, rule.explain(value), value)
+    check_relations(obj, prefix)
+
+
+def check_relations(obj: Any, prefix: str = "") -> None:
+    """The rules between keys that relations.py lists for `obj`'s type (a section, or the whole Config)."""
     for relation in RELATIONS.get(type(obj).__name__, ()):
         problem = relation(obj)
         if problem is not None:
             key, reason = problem
-            raise ConfigError(prefix + key, reason)
+            raise ConfigError(prefix + key, reason, getattr_path(obj, key))
+
+
+def getattr_path(obj: Any, key: str) -> Any:
+    """The value at a dotted key path (`limits.max_event_bytes`), for the error; None when there is none."""
+    value = obj
+    for part in key.split("."):
+        value = getattr(value, part, None)
+    return value
 
 
 class Section(msgspec.Struct, frozen=True):

@@ -16,9 +16,10 @@ that tenant only. Every key has an environment variable `STREAM_GUARD_SERVE_<KEY
 
 from typing import Annotated, ClassVar
 
-from stream_guard.config.schema import NON_EMPTY_TEXT, Check, Doc, Section, count_at_least, positive
+from stream_guard.config.schema import NON_EMPTY_TEXT, Check, Doc, Section, above, count_between
 
 MiB = 1024 * 1024
+GiB = 1024 * MiB
 Port = Annotated[int, Check(lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 65535,
                             "must be 0-65535")]
 
@@ -29,17 +30,17 @@ class ServeSettings(Section, frozen=True):
 
     host: Annotated[str, NON_EMPTY_TEXT, Doc("Interface to listen on (0.0.0.0 in a container).")] = "127.0.0.1"
     port: Annotated[Port, Doc("Port to listen on (0: any free one, printed at start).")] = 8080
-    processes: Annotated[int, count_at_least(0, "must be 0 (one per core) or more"),
+    processes: Annotated[int, count_between(0, 256, "must be 0 (one per core) or more, and at most 256"),
                          Doc("Judge processes, each with its own NLP model; 0: one per core.")] = 0
     drift_db: Annotated[str, NON_EMPTY_TEXT, Doc("SQLite file of drift history per tenant and question, shared by "
                                                  "the judge processes; `:memory:` keeps none across "
                                                  "restarts.")] = "stream-guard-drift.sqlite"
-    batch_max: Annotated[int, count_at_least(1), Doc("Most waiting events a judge process takes in one "
+    batch_max: Annotated[int, count_between(1, 10_000), Doc("Most waiting events a judge process takes in one "
                                                      "call.")] = 16
-    max_batch_events: Annotated[int, count_at_least(1), Doc("Most events in one POST /v1/check/batch.")] = 64
-    max_batch_bytes: Annotated[int, count_at_least(1024), Doc("Largest body of POST /v1/check/batch, in bytes "
+    max_batch_events: Annotated[int, count_between(1, 100_000), Doc("Most events in one POST /v1/check/batch.")] = 64
+    max_batch_bytes: Annotated[int, count_between(1024, GiB), Doc("Largest body of POST /v1/check/batch, in bytes "
                                                               "(one event's is `limits.max_event_bytes`).")] = 8 * MiB
-    stream_chunk_timeout_s: Annotated[float, positive(), Doc("How long a streamed answer may go without a chunk "
+    stream_chunk_timeout_s: Annotated[float, above(0, 3600), Doc("How long a streamed answer may go without a chunk "
                                                              "before it is ended with an error.")] = 30.0
-    shutdown_grace_s: Annotated[float, positive(), Doc("On SIGTERM, how long requests in flight have to finish "
+    shutdown_grace_s: Annotated[float, above(0, 3600), Doc("On SIGTERM, how long requests in flight have to finish "
                                                        "(new ones are refused at once).")] = 30.0

@@ -28,6 +28,7 @@ import orjson
 from stream_guard.engine.alerts import alerts_for_verdict
 from stream_guard.wire.alert import Alert
 from stream_guard.engine.budget import CpuBudget, OverBudget
+from stream_guard.wire.deadletter import readable_event_id
 from stream_guard.wire.events import AnswerEvent, EventError, decode_event
 from stream_guard.text.fingerprint import Fingerprint
 from stream_guard.engine.pipeline import EventFailure, Guard, Limit, qualified_name
@@ -166,8 +167,9 @@ MISROUTED = "misrouted"
 def _decode(raw: Any, guard: Guard) -> AnswerEvent | Judged:
     try:
         return decode_event(raw, guard.config.limits)
-    except EventError as exc:
-        return Judged(error_stage="decode", error_field=exc.field, error_reason=exc.reason)
+    except EventError as exc:  # named by its event id when its bytes hold a readable one
+        return Judged(event_id=readable_event_id(raw), error_stage="decode", error_field=exc.field,
+                      error_reason=exc.reason)
     except Exception as exc:  # a payload no rule foresaw: refused like any other bad payload
         log.exception("decoding a payload failed")
         return Judged(error_stage="decode", error_field="$", error_reason=f"{type(exc).__name__}: {exc}",

@@ -10,8 +10,11 @@ Quantiles come from log-spaced buckets (5 % wide), so they are within a few perc
 whatever the distribution, in constant memory.
 
 What producers write is not trusted to shape what operators read: an event's `produced_at` starts the
-end-to-end clock only when it is plausible (`e2e_origin`), and the number of (topic, partition) series is
-capped (`max_series`), so neither a bad clock nor made-up partitions can page anyone or grow /metrics.
+end-to-end clock only when it is plausible (`e2e_origin`, within a `ClockWindow`: no older than the answers topic
+keeps records, or a configured window, and only a small skew ahead of now), implausible values are counted by
+reason per partition (the latency alert shows them beside the figures it was computed from), and the number of
+(topic, partition) series is capped (`max_series`), so neither a bad clock nor made-up partitions can page anyone
+or grow /metrics.
 """
 
 from __future__ import annotations
@@ -19,18 +22,15 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import msgspec
 
 from stream_guard.wire.metrics_summary import LatencyPair, LatencyStats, PartitionLatencySummary
 
 QUANTILES: tuple[float, ...] = (0.5, 0.95, 0.99)
-# 2000-01-01T00:00:00Z. Earlier end-to-end origins are not real production times: a zero, or epoch seconds
-# read as milliseconds (1732270500 s is November 2024, but as ms it is January 1970).
-EARLIEST_PLAUSIBLE_MS = 946_684_800_000
-# A clock this far ahead of ours is wrong (microseconds, say), not skewed.
-FUTURE_TOLERANCE_MS = 10 * 60 * 1000
+DAY_MS = 24 * 3600 * 1000
+TOO_OLD, FUTURE = "too_old", "future"
 _GROWTH = 1.05
 _LOG_GROWTH = math.log(_GROWTH)
 _MIN_MS = 0.01
@@ -131,24 +131,47 @@ class WindowedHistogram:
         return merged(self.ring)
 
 
-def implausible(at_ms: int | None, now_ms: float) -> str | None:
-    """Why `at_ms` cannot be when an event was produced (`before_2000`, `future`), or None if it can be."""
-    if at_ms is None:
+@dataclass(frozen=True)
+class ClockWindow:
+    """When an event can have been produced: at most `max_age_ms` before now (an answers topic keeps nothing
+    older; a week by default, as Kafka's default retention) and at most `max_skew_ms` after it (clocks drift a
+    little; a producer's clock ahead by more is wrong: microseconds, say). A zero, epoch seconds read as
+    milliseconds (1970), a 2005 timestamp: all `too_old`, never a 22-year latency."""
+
+    max_age_ms: float = 7 * DAY_MS
+    max_skew_ms: float = 5 * 60 * 1000
+
+    def within(self, retention_ms: int | None) -> "ClockWindow":
+        """This window, no longer than a topic's retention (when it has one: -1 is "forever")."""
+        if retention_ms is None or retention_ms <= 0 or retention_ms >= self.max_age_ms:
+            return self
+        return ClockWindow(float(retention_ms), self.max_skew_ms)
+
+    def implausible(self, at_ms: int | None, now_ms: float) -> str | None:
+        """Why `at_ms` cannot be when an event was produced (`too_old`, `future`), or None if it can be."""
+        if at_ms is None:
+            return None
+        if at_ms < now_ms - self.max_age_ms:
+            return TOO_OLD
+        if at_ms > now_ms + self.max_skew_ms:
+            return FUTURE
         return None
-    if at_ms < EARLIEST_PLAUSIBLE_MS:
-        return "before_2000"
-    if at_ms > now_ms + FUTURE_TOLERANCE_MS:
-        return "future"
-    return None
 
 
-def e2e_origin(produced_at_ms: int | None, kafka_ms: int | None, now_ms: float
-               ) -> tuple[int | None, list[str]]:
+DEFAULT_WINDOW = ClockWindow()
+
+
+def implausible(at_ms: int | None, now_ms: float, window: ClockWindow = DEFAULT_WINDOW) -> str | None:
+    return window.implausible(at_ms, now_ms)
+
+
+def e2e_origin(produced_at_ms: int | None, kafka_ms: int | None, now_ms: float,
+               window: ClockWindow = DEFAULT_WINDOW) -> tuple[int | None, list[str]]:
     """Where an event's end-to-end clock starts: its produced_at, else its Kafka timestamp, each only if
     plausible; with the reasons for every value passed over (for a counter)."""
     passed_over: list[str] = []
     for at_ms in (produced_at_ms, kafka_ms):
-        reason = implausible(at_ms, now_ms)
+        reason = window.implausible(at_ms, now_ms)
         if reason is None and at_ms is not None:
             return at_ms, passed_over
         if reason is not None:
@@ -164,10 +187,25 @@ class PartitionStats:
     processing: WindowedHistogram = field(init=False)
     end_to_end: WindowedHistogram = field(init=False)
     routings: Counter[str] = field(default_factory=Counter)
+    # Clock values passed over, by reason, per interval of the same ring as the histograms.
+    ignored: deque[Counter[str]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.processing = WindowedHistogram(self.slots)
         self.end_to_end = WindowedHistogram(self.slots)
+        self.ignored = deque([Counter()], maxlen=max(1, self.slots))
+
+    def rotate(self) -> None:
+        self.processing.rotate()
+        self.end_to_end.rotate()
+        self.ignored.append(Counter())
+
+    def recent_ignored(self) -> dict[str, int]:
+        """Clock values passed over in the recent window, by reason."""
+        out: Counter[str] = Counter()
+        for interval in self.ignored:
+            out.update(interval)
+        return dict(sorted(out.items()))
 
 
 PartitionKey = tuple[str, int]
@@ -197,13 +235,17 @@ class LatencyRegistry:
         return found
 
     def observe(
-        self, topic: str, partition: int, processing_ms: float, end_to_end_ms: float | None, routing: str | None
+        self, topic: str, partition: int, processing_ms: float, end_to_end_ms: float | None, routing: str | None,
+        ignored: Sequence[str] = (),
     ) -> PartitionKey:
-        """Book one event; returns the key it was booked under (OVERFLOW past `max_series`)."""
+        """Book one event (with the reasons its clock values were passed over); returns the key it was booked
+        under (OVERFLOW past `max_series`)."""
         stats = self.stats(topic, partition)
         stats.processing.record(processing_ms)
         if end_to_end_ms is not None:
             stats.end_to_end.record(end_to_end_ms)
+        if ignored:
+            stats.ignored[-1].update(ignored)
         if routing:
             stats.routings[routing] += 1
         return stats.topic, stats.partition
@@ -219,8 +261,7 @@ class LatencyRegistry:
 
     def rotate(self) -> None:
         for stats in self.partitions.values():
-            stats.processing.rotate()
-            stats.end_to_end.rotate()
+            stats.rotate()
 
     def summaries(self, *, worker: str, at_ms: int, interval_s: float) -> list[PartitionLatencySummary]:
         """One record per partition for the metrics topic: this interval's and the recent window's figures."""

@@ -52,7 +52,7 @@ class FaithfulnessDetails(TypedDict, total=False):
 
 
 class ContradictionDetails(TypedDict, total=False):
-    # Findings by kind (checks/contradiction.py KINDS).
+    # one count per finding kind (checks/contradiction.py KINDS)
     numeric: Count
     bound: Count
     currency: Count

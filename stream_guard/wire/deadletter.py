@@ -106,6 +106,25 @@ class Source:
     key: bytes | None = None
 
 
+MAX_EVENT_ID_CHARS = 256
+
+
+def readable_event_id(raw: object) -> str | None:
+    """The event id of a payload that failed to decode, when its bytes hold a readable one: a JSON object whose
+    `event_id` is non-empty text of at most MAX_EVENT_ID_CHARS. Nothing else is guessed, so a dead letter names
+    the event its producer meant whenever it can, and only then."""
+    if not isinstance(raw, (bytes, bytearray, memoryview, str)):
+        return None
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    event_id = obj.get("event_id") if isinstance(obj, dict) else None
+    if isinstance(event_id, str) and event_id.strip() and len(event_id) <= MAX_EVENT_ID_CHARS:
+        return event_id
+    return None
+
+
 def _cut_utf8(text: str, limit: int) -> str:
     raw = text.encode("utf-8")
     return text if len(raw) <= limit else raw[:limit].decode("utf-8", "ignore") + "…"

@@ -186,13 +186,15 @@ def event(event_id: str, question: str, context: list[str], answer: str, tenant:
 
 async def _produce(broker: str, topic: str, payloads: Sequence[bytes | None], pace_s: float,
                    keys: Sequence[bytes | None] | None,
-                   headers: Sequence[list[tuple[str, bytes]] | None] | None = None) -> None:
+                   headers: Sequence[list[tuple[str, bytes]] | None] | None = None,
+                   timestamps: Sequence[int | None] | None = None) -> None:
     producer = await start_producer(broker)
     try:
         pending = []
         for i, payload in enumerate(payloads):
             key = partition_key(payload or b"") if keys is None else keys[i]
-            pending.append(await producer.send(topic, payload, key=key, headers=headers[i] if headers else None))
+            pending.append(await producer.send(topic, payload, key=key, headers=headers[i] if headers else None,
+                                               timestamp_ms=timestamps[i] if timestamps else None))
             if pace_s:
                 await asyncio.sleep(pace_s)
         await asyncio.gather(*pending)
@@ -202,10 +204,11 @@ async def _produce(broker: str, topic: str, payloads: Sequence[bytes | None], pa
 
 def produce(names: Names, payloads: Sequence[bytes | None], pace_s: float = 0.0,
             keys: Sequence[bytes | None] | None = None,
-            headers: Sequence[list[tuple[str, bytes]] | None] | None = None) -> None:
+            headers: Sequence[list[tuple[str, bytes]] | None] | None = None,
+            timestamps: Sequence[int | None] | None = None) -> None:
     """Publish to the answers topic, keyed by question hash as `stream-guard produce` does, or by `keys`
-    (a None payload is a tombstone)."""
-    asyncio.run(_produce(names.broker, names.topics.answers, payloads, pace_s, keys, headers))
+    (a None payload is a tombstone), with the Kafka timestamps given (None: the producer's clock)."""
+    asyncio.run(_produce(names.broker, names.topics.answers, payloads, pace_s, keys, headers, timestamps))
 
 
 def read_records(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[Any]:

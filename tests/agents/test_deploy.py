@@ -160,8 +160,8 @@ def test_kubernetes_runs_tenant_monitoring_with_its_secrets_from_a_secret():
     assert {from_secrets[name]["name"] for name in secrets} == {"stream-guard-monitor"}
     assert not any(from_secrets[name].get("optional") for name in secrets)
     assert not secrets & env.keys() and "session_secret" not in toml["monitor"]
-    monitor = load(toml, {**env, **{name: "from-the-secret" for name in secrets}}).monitor
-    assert monitor.enabled and monitor.session_secret == "from-the-secret" and monitor.review_salt
+    monitor = load(toml, {**env, **{name: "from-the-secret-0123456789abcdef0123" for name in secrets}}).monitor
+    assert monitor.enabled and monitor.session_secret == "from-the-secret-0123456789abcdef0123" and monitor.review_salt
 
     [policy] = _docs(K8S / "networkpolicy.yaml")
     sources = [peer for rule in policy["spec"]["ingress"] for peer in rule["from"]]

@@ -71,6 +71,7 @@ from contextvars import ContextVar  # noqa: E402
 import aiokafka  # noqa: E402
 import faust  # noqa: E402
 import faust.streams  # noqa: E402
+import faust.transport.producer  # noqa: E402
 from faust.stores.rocksdb import Store as RocksDBStore  # noqa: E402
 from faust.tables.base import Collection  # noqa: E402
 from faust.transport.drivers import aiokafka as faust_aiokafka  # noqa: E402
@@ -107,6 +108,19 @@ def test_the_private_api_the_adapter_overrides_is_still_there() -> None:
     assert "_dbs" in inspect.getsource(RocksDBStore.__init__)
     assert _parameters(RocksDBStore._visible_items) == ["self", "db"]
     assert _parameters(Collection.send_changelog)[:4] == ["self", "partition", "key", "value"]
+    # The broker link observes every request of both clients, and the shutdown bounds Faust's waits.
+    assert _parameters(aiokafka.AIOKafkaClient.send)[:3] == ["self", "node_id", "request"]
+    assert "self._client = AIOKafkaClient(" in inspect.getsource(aiokafka.AIOKafkaConsumer.__init__)
+    assert "self.client = AIOKafkaClient(" in inspect.getsource(aiokafka.AIOKafkaProducer.__init__)
+    assert _parameters(faust_aiokafka.Producer._new_producer) == ["self", "transactional_id"]
+    assert faust_aiokafka.Transport.Producer is faust_aiokafka.Producer
+    assert _parameters(thread.on_thread_stop) == ["self"]
+    assert "await x" in inspect.getsource(aiokafka.consumer.fetcher.Fetcher.close)  # the bug worked around
+    assert _parameters(faust_aiokafka.Consumer.wait_empty) == ["self"]
+    assert "_unacked_messages" in inspect.getsource(faust_aiokafka.Consumer.wait_empty)
+    assert _parameters(faust.App._producer_flush) == ["self", "logger"]
+    assert "self.pending = asyncio.Queue()" in inspect.getsource(faust.transport.producer.ProducerBuffer.__post_init__)
+    assert "Flush producer buffer" in inspect.getsource(faust.App._producer_flush)
 
 
 def test_the_installed_release_is_the_supported_one() -> None:

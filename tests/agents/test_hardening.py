@@ -19,6 +19,7 @@ from stream_guard.text.questions import question_hash
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(300)]
 
 QUESTION = "What is the refund window?"
+Y2005, Y2003 = 1_117_584_000_000, 1_054_000_000_000
 CONTEXT = ["Refunds are accepted within 14 days of purchase."]
 ANSWER = "Refunds are accepted within 14 days of purchase."
 
@@ -56,22 +57,27 @@ def backlog(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> A
     valid = [event(f"ok-{i}", QUESTION, CONTEXT, ANSWER, tenant=t) for i, t in enumerate(tenants[:6])]
     deep = (b'{"event_id": "deep", "tenant": "' + tenants[6].encode() + b'", "question": "' + QUESTION.encode()
             + b'", "answer": "14 days.", "metadata": ' + b'{"a": ' * 300 + b"1" + b"}" * 300 + b"}")
+    # A zero, epoch seconds read as milliseconds (1970), and a 2005 produced_at on a record stamped 2003.
     clocks = [event(f"clock-{i}", QUESTION, CONTEXT, ANSWER, tenant=tenants[7], produced_at=at)
-              for i, at in enumerate((0, 1_732_270_500))]
+              for i, at in enumerate((0, 1_732_270_500, Y2005))]
     forged = event("forged", QUESTION, CONTEXT, ANSWER, tenant=tenants[8])
     payloads: list[bytes | None] = [valid[0], valid[1], None, valid[2], deep, valid[3], *clocks, valid[4], forged,
                                     valid[5]]
     keys = [question_hash(t, QUESTION).encode() for t in
             (tenants[0], tenants[1], tenants[2], tenants[2], tenants[6], tenants[3], tenants[7], tenants[7],
-             tenants[4], tenants[8], tenants[5])]
+             tenants[7], tenants[4], tenants[8], tenants[5])]
+    timestamps: list[int | None] = [None] * len(payloads)
+    timestamps[payloads.index(clocks[2])] = Y2003
     # Any producer can write the intake's headers on rag.answers: a partition that does not exist, a topic.
     headers: list[list[tuple[str, bytes]] | None] = [None] * len(payloads)
     headers[payloads.index(forged)] = [("sg-src-topic", b"made.up"), ("sg-src-partition", b"9999"),
                                        ("sg-src-offset", b"1"), ("sg-src-ts", b"0")]
-    produce(names, payloads, keys=keys, headers=headers)
+    produce(names, payloads, keys=keys, headers=headers, timestamps=timestamps)
     tmp = tmp_path_factory.mktemp("backlog")
-    worker = Worker(names, tmp / "data", tmp / "worker.log", name="backlog").start().wait_ready()
-    verdicts = wait_for(names, names.topics.verdicts, lambda rs: len(rs) >= 9)
+    # A latency budget any real sample meets, judged on one sample: a 22-year "latency" would page.
+    budget = {"STREAM_GUARD_LATENCY_BUDGET_MS": "120000", "STREAM_GUARD_LATENCY_MIN_SAMPLES": "1"}
+    worker = Worker(names, tmp / "data", tmp / "worker.log", name="backlog", extra_env=budget).start().wait_ready()
+    verdicts = wait_for(names, names.topics.verdicts, lambda rs: len(rs) >= 10)
     yield names, worker, verdicts
     assert worker.stop() == 0, worker.log_tail()
 
@@ -79,7 +85,7 @@ def backlog(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> A
 def test_a_poison_event_in_a_batch_costs_only_itself(backlog: Any) -> None:
     names, worker, verdicts = backlog
     assert sorted(v["event_id"] for v in verdicts) == sorted(
-        [f"ok-{i}" for i in range(6)] + ["clock-0", "clock-1", "forged"])
+        [f"ok-{i}" for i in range(6)] + ["clock-0", "clock-1", "clock-2", "forged"])
     assert {v["routing"] for v in verdicts if v["event_id"].startswith("ok-")} == {"accept"}
     [dead] = read_json(names, names.topics.dlq, until=1, timeout=10)
     assert (dead["stage"], dead["field"], dead["reason"]) == (
@@ -93,9 +99,14 @@ def test_forged_headers_and_implausible_clocks_do_not_reach_the_metrics(backlog:
     names, worker, _ = backlog
     partitions = {(labels["topic"], labels["partition"]) for labels, _ in worker.series("stream_guard_verdicts_total")}
     assert partitions == {(names.topics.answers, "1")}  # not made.up, not 9999
-    assert metric(worker, "stream_guard_clock_values_ignored_total", reason="before_2000") >= 2
-    # Every end-to-end sample is the Kafka timestamp's: seconds, not the 55 years since 1970.
+    # Each implausible produced_at counted, and the 2003 Kafka timestamp behind the 2005 one.
+    assert metric(worker, "stream_guard_clock_values_ignored_total", reason="too_old") == 4
+    # Every end-to-end sample is a plausible Kafka timestamp's: seconds, not the 20 or 55 years since 2005 or 1970,
+    # and the 2005 event, with no plausible time at all, gives none (11 judged, the poison one included).
     assert metric(worker, "stream_guard_end_to_end_seconds_sum") < 600
+    assert metric(worker, "stream_guard_end_to_end_seconds_count") == 10
+    time.sleep(2)  # metrics intervals: the latency budget is judged on each
+    assert [a for a in read_json(names, names.topics.alerts, until=10**9, timeout=2) if a["kind"] == "latency_budget"] == []
 
 
 def test_the_web_port_serves_only_the_service_pages(backlog: Any) -> None:

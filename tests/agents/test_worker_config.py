@@ -53,8 +53,38 @@ def test_an_unknown_preset_stops_the_worker_with_the_key() -> None:
 
 @pytest.mark.parametrize(("env", "needle"), [
     ({"STREAM_GUARD_LOG_FORMAT": "xml"}, "log_format: must be one of text, json, got 'xml'"),
-    ({"STREAM_GUARD_REPARTITION_RETENTION_MS": "10"}, "repartition_retention_ms: must be at least 60000"),
+    ({"STREAM_GUARD_REPARTITION_RETENTION_MS": "10"}, "repartition_retention_ms: must be from 60000"),
 ])
 def test_new_settings_are_checked_at_start(env: dict[str, str], needle: str) -> None:
     proc = _worker("--broker", "127.0.0.1:9", env=env)
     assert proc.returncode == 2 and needle in proc.stderr
+
+
+# The bad values an operator tried against 0.2 (issue 17): two crashed late with a traceback, eight were accepted
+# or hung, one named the value but not the key. Each now stops `worker` before it connects: exit 2, key and value.
+ISSUE_17 = [
+    ({"STREAM_GUARD_ROCKSDB_BLOCK_CACHE_BYTES": "-1"}, "stream.rocksdb_block_cache_bytes", "-1"),
+    ({"STREAM_GUARD_APP_ID": ""}, "stream.app_id", "''"),
+    ({"STREAM_GUARD_MAX_MESSAGE_BYTES": "-5"}, "stream.max_message_bytes", "-5"),
+    ({"STREAM_GUARD_MAX_MESSAGE_BYTES": "100"}, "stream.max_message_bytes", "100"),
+    ({"STREAM_GUARD_MAX_MESSAGE_BYTES": "500000"}, "stream.max_message_bytes", "500000"),
+    ({"STREAM_GUARD_LIMITS_MAX_EVENT_BYTES": "9000000"}, "stream.max_message_bytes", "9000000"),
+    ({"STREAM_GUARD_ROCKSDB_MAX_OPEN_FILES": "0"}, "stream.rocksdb_max_open_files", "0"),
+    ({"STREAM_GUARD_ROCKSDB_WRITE_BUFFER_BYTES": "0"}, "stream.rocksdb_write_buffer_bytes", "0"),
+    ({"STREAM_GUARD_DATA_DIR": ""}, "stream.data_dir", "''"),
+    ({"STREAM_GUARD_FETCH_MAX_WAIT_MS": "999999999"}, "stream.fetch_max_wait_ms", "999999999"),
+    ({"STREAM_GUARD_TOPIC_VERDICTS": "guard verdicts"}, "stream.topics.verdicts", "'guard verdicts'"),
+]
+
+
+@pytest.mark.parametrize(("env", "key", "value"), ISSUE_17, ids=[k for _, k, _ in ISSUE_17])
+def test_the_values_that_crashed_or_hung_a_worker_are_refused_before_it_starts(
+    env: dict[str, str], key: str, value: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stream_guard.agents.cli import run
+
+    for name, text in env.items():
+        monkeypatch.setenv(name, text)
+    assert run("worker", ["--broker", "127.0.0.1:9", "--without-web"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"stream-guard: bad configuration: {key}: ") and value in err, err

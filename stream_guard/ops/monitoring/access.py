@@ -2,9 +2,10 @@
 
 A tenant's token shows that tenant only; the operator's token shows every tenant. Tokens are checked
 against every configured hash with a constant-time comparison and no early exit, so the time a login
-takes says nothing about which hashes exist. A login gives a session cookie: the principal and an expiry,
-signed with HMAC-SHA256 under the session secret, and bound to the token's hash, so removing a hash from
-the config ends its sessions too. The cookie is HttpOnly, SameSite=Strict and scoped to the dashboard's path.
+takes says nothing about which hashes exist. A login gives a session cookie: the principal, a random session
+id and an expiry, signed with HMAC-SHA256 under the session secret, and bound to the token's hash, so removing a
+hash from the config ends its sessions too. Signing out revokes the session id on every worker (sessions.py).
+The cookie is HttpOnly, SameSite=Strict and scoped to the dashboard's path.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from http.cookies import CookieError, SimpleCookie
 import orjson
 
 from stream_guard.config.monitor import MonitorSettings
+from stream_guard.ops.monitoring.sessions import Revocations
 from stream_guard.ops.monitoring.tokens import hash_token
 
 OPERATOR, TENANT = "operator", "tenant"
@@ -32,6 +34,8 @@ class Principal:
     role: str
     tenant: str | None
     token_hash: str
+    session_id: str | None = None  # the cookie session it came from (None: a Bearer token)
+    expires_s: float | None = None
 
     def may_see(self, tenant: str) -> bool:
         if self.role == OPERATOR:
@@ -78,12 +82,13 @@ class Access:
 
     def issue(self, principal: Principal, now_s: float) -> str:
         payload = orjson.dumps({"r": principal.role, "t": principal.tenant, "b": _binding(principal.token_hash),
-                                "e": int(now_s) + self.ttl_s})
+                                "s": _b64(secrets.token_bytes(16)), "e": int(now_s) + self.ttl_s})
         signature = hmac.new(self.secret, payload, hashlib.sha256).digest()
         return f"{_b64(payload)}.{_b64(signature)}"
 
-    def session(self, value: str | None, now_s: float) -> Principal | None:
-        """The principal of a session cookie's value, or None if it is forged, expired or revoked."""
+    def session(self, value: str | None, now_s: float, revocations: Revocations | None = None) -> Principal | None:
+        """The principal of a session cookie's value, or None if it is forged, expired, signed out (revoked), or
+        if the revocations are not known yet."""
         if not value or len(value) > 1024 or value.count(".") != 1:
             return None
         body, signature = value.split(".")
@@ -99,10 +104,15 @@ class Access:
             return None
         if not isinstance(claims, dict) or not isinstance(claims.get("e"), int) or claims["e"] <= now_s:
             return None
+        session_id = claims.get("s")
+        if not isinstance(session_id, str) or not session_id:
+            return None
+        if revocations is not None and (not revocations.ready or revocations.revoked(session_id)):
+            return None
         for _, principal in self._principals:
             if (principal.role == claims.get("r") and principal.tenant == claims.get("t")
                     and hmac.compare_digest(_binding(principal.token_hash), str(claims.get("b")))):
-                return principal
+                return Principal(principal.role, principal.tenant, principal.token_hash, session_id, float(claims["e"]))
         return None
 
     def set_cookie(self, value: str) -> str:

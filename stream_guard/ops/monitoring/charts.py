@@ -67,9 +67,11 @@ def line_chart(title: str, labels: Sequence[str], series: Sequence[Series], refe
         parts.append(f'<text x="{LEFT - 4}" y="{y(value) + 4:.1f}" text-anchor="end" font-size="10">'
                      f"{escape(fmt(value))}</text>")
     if labels:
+        # The first label starts at the axis and the last ends at it: centred, both would be cut by the edges.
         for i in sorted({0, n // 2, n - 1}):
-            parts.append(f'<text x="{x(i):.1f}" y="{HEIGHT - 8}" text-anchor="middle" font-size="10">'
-                         f"{escape(labels[i])}</text>")
+            anchor = "start" if i == 0 and n > 1 else "end" if i == n - 1 and n > 1 else "middle"
+            parts.append(f'<text class="x-label" x="{x(i):.1f}" y="{HEIGHT - 8}" text-anchor="{anchor}" '
+                         f'font-size="10">{escape(labels[i])}</text>')
     for ref in references:
         dash = ' stroke-dasharray="5 3"' if ref.dashed else ""
         parts.append(f'<line class="reference" x1="{x(ref.start):.1f}" x2="{x(ref.end):.1f}" y1="{y(ref.value):.1f}" '

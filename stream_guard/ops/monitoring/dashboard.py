@@ -38,7 +38,9 @@ def tenant_view(tenant: str, state: TenantState, days: Mapping[int, DayCounts], 
     daily: list[dict[str, Any]] = []
     latency: dict[str, Any] = {"count": 0}
     if last is not None:
-        first = last - retention_days + 1
+        # The days the tenant has: from its first (within the retention), so that the charts' axis spans the
+        # data shown rather than the whole retention.
+        first = max(last - retention_days + 1, state.first_day if state.first_day is not None else last)
         for day in range(first, last + 1):
             counts = days.get(day, DayCounts())
             h = counts.histogram()
@@ -98,6 +100,19 @@ def login_page(message: str = "") -> str:
             '<input id="token" name="token" type="password" autocomplete="off" required>'
             '<button type="submit">Sign in</button></form>')
     return page("stream-guard monitoring", body)
+
+
+def setup_page() -> str:
+    """What the dashboard shows while no access token is configured: how to configure one."""
+    body = ("<p>No access token is configured for this dashboard, so nobody can sign in yet.</p>"
+            "<ol><li>Make a token and its hash: <code>python -m stream_guard.ops.monitoring.tokens new</code></li>"
+            "<li>Configure the hash (never the token) for the operator, who sees every tenant: "
+            "<code>operator_token_sha256 = \"&lt;hash&gt;\"</code> in <code>[monitor]</code> of the worker's "
+            "<code>--config</code> file, or <code>STREAM_GUARD_MONITOR_OPERATOR_TOKEN_SHA256</code>; a tenant's "
+            "under <code>[monitor.tenants.&lt;name&gt;]</code> as <code>token_sha256</code>.</li>"
+            "<li>Restart the worker and sign in here with the token.</li></ol>"
+            "<p class=\"muted\">deploy/OPERATIONS.md, &ldquo;Dashboard&rdquo;, says more.</p>")
+    return page("stream-guard monitoring: set up access", body)
 
 
 def message_page(title: str, text: str) -> str:
@@ -202,17 +217,30 @@ def tenant_path(tenant: str) -> str:
     return "/monitor/t/" + quote(tenant, safe="")
 
 
-def operator_page(rows: Sequence[Mapping[str, Any]]) -> str:
-    """All tenants, one row each (the operator's view): the headline rates and the latest alert."""
+def operator_page(listing: Mapping[str, Any]) -> str:
+    """A page of all tenants, worst first (the operator's view, ops/monitoring/overview.py): the headline rates
+    and the latest alert, how many tenants there are, and a link to the next page."""
+    rows: Sequence[Mapping[str, Any]] = listing["tenants"]
     header = "".join(f"<th>{escape(RATE_TITLES[name])}</th>" for name in CHART_RATES)
     body_rows = []
-    for view in rows:
-        cells = "".join(f"<td class=n>{_pct(view['rates'][name].get('value'))} "
-                        f"<span class=muted>({_change(view['rates'][name].get('change'))})</span></td>"
+    for row in rows:
+        cells = "".join(f"<td class=n>{_pct(row['rates'][name].get('value'))} "
+                        f"<span class=muted>({_change(row['rates'][name].get('change'))})</span></td>"
                         for name in CHART_RATES)
-        latest = view["alerts"][0]["summary"] if view["alerts"] else ""
-        body_rows.append(f"<tr><td><a href=\"{escape(tenant_path(view['tenant']))}\">{escape(view['tenant'])}</a></td>"
-                         f"<td>{escape(view['as_of_day'] or '–')}</td>{cells}<td>{escape(str(latest))}</td></tr>")
-    table = (f'<table id="tenants"><tr><th>tenant</th><th>as of</th>{header}<th>latest alert</th></tr>'
-             f"{''.join(body_rows)}</table>")
-    return page("Monitoring: all tenants", table if rows else "<p>No tenant has been seen yet.</p>", signed_in=True)
+        alert = row.get("latest_alert") or {}
+        severity = escape(str(alert.get("severity") or ""))
+        body_rows.append(f"<tr><td><a href=\"{escape(tenant_path(row['tenant']))}\">{escape(row['tenant'])}</a></td>"
+                         f"<td>{escape(row['as_of_day'] or '–')}</td>{cells}"
+                         f"<td class=\"sev-{severity}\">{severity}</td><td>{escape(str(alert.get('summary') or ''))}</td>"
+                         "</tr>")
+    total = listing.get("total", len(rows))
+    note = (f'<p class="muted" id="tenant-count">{total} tenant(s), worst first: the most severe latest alert, then the '
+            f"largest rise against its baseline. {len(rows)} on this page."
+            + ("" if listing.get("complete", True) else " Some partitions are still being read: more to come.")
+            + "</p>")
+    more = (f'<p><a id="next-page" href="/monitor/all?after={quote(listing["next"], safe="")}">Next page</a> · '
+            '<a href="/monitor/all">First page</a></p>' if listing.get("next") else "")
+    table = (f'<table id="tenants"><tr><th>tenant</th><th>as of</th>{header}<th>severity</th><th>latest alert</th>'
+             f"</tr>{''.join(body_rows)}</table>")
+    return page("Monitoring: all tenants", note + table + more if rows else "<p>No tenant has been seen yet.</p>",
+                signed_in=True)

@@ -5,6 +5,11 @@ Label sets stay bounded whatever the traffic: the `tenant` label is one of the t
 taken). Rates are those of the last closed day's windows, so they move once a day per tenant, as the alert
 rules do. A worker reports the tenants whose partitions it owns now; Prometheus sums or maxes across
 workers (deploy/prometheus/stream-guard-rules.yaml).
+
+Summing every tenant's windows takes a while with many tenants (10,000: over a second), too long for a scrape
+to block the worker (its /healthz must answer within 100 ms). A worker therefore groups them in slices
+between its other work (`regroup`, a generator its timer steps through) and a scrape reports the latest
+grouping; rates move once a day, so a grouping a few seconds old says the same.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Callable, Iterable, Iterator
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from stream_guard.ops.monitoring.windows import RATES, DayCounts
+from stream_guard.ops.monitoring.windows import COUNTS, RATES, DayCounts
 
 OTHER = "other"
 
@@ -30,11 +35,67 @@ class Snapshot:
     review: tuple[int, int] | None = None  # (graded, wrong) of the most recent graded week
 
 
+@dataclass(frozen=True)
+class Group:
+    """The snapshots of one `tenant` label summed: what its gauges show."""
+
+    trailing: DayCounts
+    baseline: DayCounts
+    watermark_ms: int | None
+    review: tuple[int, int] | None
+
+
+class _Totals:
+    """DayCounts summed in place (DayCounts.plus copies, and merges examples the gauges never show)."""
+
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(COUNTS, 0)
+        self.latency: dict[int, int] = {}
+        self.latency_sum_us = 0
+        self.latency_max_ms = 0.0
+
+    def add(self, c: DayCounts) -> None:
+        for name in COUNTS:
+            self.counts[name] += c.count(name)
+        for bucket, n in c.latency.items():
+            self.latency[bucket] = self.latency.get(bucket, 0) + n
+        self.latency_sum_us += c.latency_sum_us
+        self.latency_max_ms = max(self.latency_max_ms, c.latency_max_ms)
+
+    def day_counts(self) -> DayCounts:
+        return DayCounts(**self.counts, latency=self.latency, latency_sum_us=self.latency_sum_us,
+                         latency_max_ms=self.latency_max_ms)
+
+
+class _Grouping:
+    def __init__(self) -> None:
+        self.trailing, self.baseline = _Totals(), _Totals()
+        self.watermark_ms: int | None = None
+        self.review: tuple[int, int] | None = None
+
+    def add(self, s: Snapshot) -> None:
+        self.trailing.add(s.trailing)
+        self.baseline.add(s.baseline)
+        if s.watermark_ms is not None:
+            self.watermark_ms = max(self.watermark_ms or s.watermark_ms, s.watermark_ms)
+        if s.review is not None:
+            graded, wrong = self.review or (0, 0)
+            self.review = (graded + s.review[0], wrong + s.review[1])
+
+    def group(self) -> Group:
+        return Group(self.trailing.day_counts(), self.baseline.day_counts(), self.watermark_ms, self.review)
+
+
 class TenantMetrics:
-    def __init__(self, configured: Iterable[str], owned: Callable[[str], bool] = lambda tenant: True) -> None:
+    def __init__(self, configured: Iterable[str], owned: Callable[[str], bool] = lambda tenant: True,
+                 background: bool = False) -> None:
+        """`background`: a scrape reports the grouping `regroup` last finished (the caller steps through it
+        between its other work); otherwise every scrape groups afresh."""
         self.configured = frozenset(configured)
         self.owned = owned
+        self.background = background
         self.snapshots: dict[str, Snapshot] = {}
+        self.groups: dict[str, Group] = {}
         self.registry = CollectorRegistry(auto_describe=True)
         self.answers = Counter("stream_guard_tenant_answers", "answers the monitor received, by outcome",
                                ["tenant", "outcome"], registry=self.registry)
@@ -54,22 +115,23 @@ class TenantMetrics:
     def alerted(self, tenant: str, rule: str, severity: str) -> None:
         self.alerts.labels(self.label(tenant), rule, severity).inc()
 
-    def grouped(self) -> dict[str, list[Snapshot]]:
-        out: dict[str, list[Snapshot]] = {}
-        for tenant, snapshot in list(self.snapshots.items()):
-            if self.owned(tenant):
-                out.setdefault(self.label(tenant), []).append(snapshot)
-        return out
+    def regroup(self, owned: Callable[[str], bool] | None = None, slice_size: int = 1000) -> Iterator[None]:
+        """Sum the owned tenants' snapshots by label, yielding after every `slice_size` tenants; `groups` is
+        replaced once all are summed. `owned` overrides the constructor's test for this pass."""
+        owns = owned or self.owned
+        groupings: dict[str, _Grouping] = {}
+        for n, (tenant, snapshot) in enumerate(list(self.snapshots.items()), 1):
+            if owns(tenant):
+                groupings.setdefault(self.label(tenant), _Grouping()).add(snapshot)
+            if n % slice_size == 0:
+                yield
+        self.groups = {label: grouping.group() for label, grouping in groupings.items()}
 
     def text(self) -> str:
+        if not self.background:
+            for _ in self.regroup():
+                pass
         return generate_latest(self.registry).decode()
-
-
-def _sum(counts: Iterable[DayCounts]) -> DayCounts:
-    out = DayCounts()
-    for c in counts:
-        out = out.plus(c)
-    return out
 
 
 class _Windows:
@@ -96,9 +158,8 @@ class _Windows:
                                    "graded answers of the latest graded weekly review sample", labels=["tenant"])
         wrong = GaugeMetricFamily("stream_guard_tenant_review_wrong",
                                   "answers judged wrong in the latest graded weekly review sample", labels=["tenant"])
-        for label, snapshots in sorted(self.metrics.grouped().items()):
-            trailing = _sum(s.trailing for s in snapshots)
-            baseline = _sum(s.baseline for s in snapshots)
+        for label, group in sorted(self.metrics.groups.items()):
+            trailing, baseline = group.trailing, group.baseline
             for name, (_, den) in RATES.items():
                 for window, counts in (("trailing", trailing), ("baseline", baseline)):
                     value = counts.rate(name)
@@ -110,11 +171,9 @@ class _Windows:
                 value = h.quantile(q)
                 if value is not None:
                     latency.add_metric([label, str(q)], value)
-            marks = [s.watermark_ms for s in snapshots if s.watermark_ms is not None]
-            if marks:
-                event_time.add_metric([label], max(marks) / 1000.0)
-            reviews = [s.review for s in snapshots if s.review is not None]
-            if reviews:
-                graded.add_metric([label], sum(r[0] for r in reviews))
-                wrong.add_metric([label], sum(r[1] for r in reviews))
+            if group.watermark_ms is not None:
+                event_time.add_metric([label], group.watermark_ms / 1000.0)
+            if group.review is not None:
+                graded.add_metric([label], group.review[0])
+                wrong.add_metric([label], group.review[1])
         yield from (rate, denominator, latency, event_time, graded, wrong)

@@ -151,3 +151,11 @@ def test_arbitrary_text_never_crashes_and_scores_stay_in_range(question: str, co
         if finding.kind != "billing":
             assert finding.answer_value and finding.answer_value in finding.statement
             assert finding.source_value and finding.source_value in (finding.source or "")
+
+
+def test_every_contradiction_kind_is_a_declared_detail_of_the_verdict() -> None:
+    # A kind counted in details but missing from the wire shape makes every verdict fail the strict schema.
+    from stream_guard.checks.contradiction import KINDS
+    from stream_guard.wire.check_details import ContradictionDetails
+
+    assert set(KINDS) <= set(ContradictionDetails.__annotations__)

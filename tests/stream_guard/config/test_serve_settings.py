@@ -20,7 +20,7 @@ def test_serve_precedence_file_then_env_then_flags() -> None:
     ("port", 70000, "must be 0-65535"),
     ("processes", -1, "must be 0 (one per core) or more"),
     ("max_batch_bytes", 10, "must be an integer of at least 1024"),
-    ("shutdown_grace_s", 0, "must be positive"),
+    ("shutdown_grace_s", 0, "must be above 0"),
     ("nope", 1, "unknown serve setting(s): nope"),
 ])
 def test_a_value_that_cannot_work_is_refused_with_its_key(key: str, value: object, reason: str) -> None:

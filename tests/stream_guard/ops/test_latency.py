@@ -92,17 +92,19 @@ def test_registry_summaries_carry_interval_recent_and_lag() -> None:
 
 # --- what producers write cannot page operators or grow /metrics ----------------------------------------------
 
-from stream_guard.ops.latency import OVERFLOW, e2e_origin, implausible  # noqa: E402
+from stream_guard.ops.latency import DAY_MS, OVERFLOW, ClockWindow, e2e_origin, implausible  # noqa: E402
 
 NOW = 1_763_800_000_000  # 2025-11-22, in epoch milliseconds
 KAFKA = NOW - 40
+Y2005 = 1_117_584_000_000  # 2005-06-01
 
 
 @pytest.mark.parametrize(("produced_at", "reason"), [
-    (0, "before_2000"),
-    (1_732_270_500, "before_2000"),  # epoch seconds read as milliseconds: January 1970
-    (946_684_799_999, "before_2000"),
-    (NOW + 24 * 3600 * 1000, "future"),
+    (0, "too_old"),
+    (1_732_270_500, "too_old"),  # epoch seconds read as milliseconds: January 1970
+    (Y2005, "too_old"),
+    (NOW - 7 * DAY_MS - 1, "too_old"),  # older than the answers topic keeps anything (a week by default)
+    (NOW + 5 * 60_000 + 1, "future"),
     (NOW * 1000, "future"),  # microseconds
 ])
 def test_implausible_produced_at_falls_back_to_the_kafka_timestamp(produced_at, reason):
@@ -112,13 +114,33 @@ def test_implausible_produced_at_falls_back_to_the_kafka_timestamp(produced_at, 
 
 def test_a_plausible_produced_at_starts_the_clock():
     assert e2e_origin(NOW - 1500, KAFKA, NOW) == (NOW - 1500, [])
+    assert e2e_origin(NOW - 7 * DAY_MS, KAFKA, NOW) == (NOW - 7 * DAY_MS, [])  # the window's edge
     assert e2e_origin(NOW + 60_000, KAFKA, NOW) == (NOW + 60_000, [])  # a minute of clock skew is no error
     assert e2e_origin(None, KAFKA, NOW) == (KAFKA, [])
 
 
 def test_when_neither_is_plausible_there_is_no_end_to_end_sample():
-    assert e2e_origin(0, 0, NOW) == (None, ["before_2000", "before_2000"])
+    assert e2e_origin(Y2005, 1_054_000_000_000, NOW) == (None, ["too_old", "too_old"])  # 2005, and a 2003 Kafka time
     assert e2e_origin(None, None, NOW) == (None, [])
+
+
+def test_a_topic_keeping_less_than_the_window_narrows_it():
+    window = ClockWindow(7 * DAY_MS, 60_000)
+    assert window.within(DAY_MS) == ClockWindow(DAY_MS, 60_000)
+    assert window.within(30 * DAY_MS) == window and window.within(-1) == window and window.within(None) == window
+    assert window.within(DAY_MS).implausible(NOW - 2 * DAY_MS, NOW) == "too_old"
+
+
+def test_passed_over_clocks_are_counted_by_reason_over_the_recent_window():
+    registry = LatencyRegistry(window_slots=2)
+    registry.observe("rag.answers", 0, 1.0, None, "accept", ignored=["too_old", "too_old"])
+    registry.rotate()
+    registry.observe("rag.answers", 0, 1.0, None, "accept", ignored=["future"])
+    stats = registry.partitions[("rag.answers", 0)]
+    assert stats.recent_ignored() == {"future": 1, "too_old": 2}
+    assert stats.end_to_end.total.count == 0  # no latency sample from them
+    registry.rotate()
+    assert stats.recent_ignored() == {"future": 1}  # the first interval left the window
 
 
 def test_made_up_partitions_share_one_overflow_series():

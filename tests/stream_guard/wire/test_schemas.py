@@ -9,6 +9,8 @@ from pathlib import Path
 import jsonschema
 import msgspec
 import orjson
+
+from stream_guard.wire.metrics_summary import LatencyStats
 import pytest
 
 from stream_guard.ops.alerting import LatencyBudgetMonitor
@@ -94,7 +96,9 @@ def test_the_previous_verdict_schema_stays_for_the_consumers_still_reading_it():
 
 
 def test_latency_alerts_and_metrics_summaries_validate():
-    alert = LatencyBudgetMonitor(10.0, min_samples=1).check("rag.answers", 0, 50.0, 5, now_ms=1_000, worker="w")
+    alert = LatencyBudgetMonitor(10.0, min_samples=1).check("rag.answers", 0, LatencyStats(5, 20.0, 40.0, 50.0, 60.0, 25.0),
+                                                            now_ms=1_000, worker="w", window_s=60.0,
+                                                            ignored={"too_old": 1})
     assert alert is not None
     validator("alert").validate(orjson.loads(alert.to_json()))
     registry = LatencyRegistry()

@@ -90,3 +90,22 @@ def test_the_grafana_dashboard_parses_is_templated_by_tenant_and_queries_served_
             assert 'tenant="$tenant"' in target["expr"]
         grid = panel["gridPos"]
         assert 0 <= grid["x"] and grid["x"] + grid["w"] <= 24
+
+
+def test_in_the_background_a_scrape_reports_the_last_grouping_which_comes_a_slice_at_a_time():
+    metrics = TenantMetrics(["acme"], background=True)
+    week = DayCounts(answers=10, claims=10, refused=1)
+    for i in range(2500):
+        metrics.update(f"t{i}", Snapshot(week, week, 1_700_000_000_000))
+    assert "stream_guard_tenant_rate{" not in metrics.text()  # nothing grouped yet: a scrape does not group
+    steps = sum(1 for _ in metrics.regroup(slice_size=1000))
+    assert steps == 2  # yields to the caller between slices
+    samples = dict(_samples(metrics.text()))
+    assert samples[("stream_guard_tenant_rate_denominator", (("rate", "refusal"), ("tenant", "other"),
+                                                             ("window", "trailing")))] == 25_000
+    metrics.update("t0", Snapshot(DayCounts(answers=10, claims=10, refused=10), week, 1_700_000_000_000))
+    assert samples == dict(_samples(metrics.text()))  # the last grouping until the next one
+    list(metrics.regroup(owned=lambda tenant: tenant != "t1"))
+    rate = dict(_samples(metrics.text()))[("stream_guard_tenant_rate", (("rate", "refusal"), ("tenant", "other"),
+                                                                         ("window", "trailing")))]
+    assert rate == (2498 + 10) / 24_990

@@ -1,0 +1,94 @@
+"""The fault figures of deploy/OPERATIONS.md ("Faults"), from the tests that provoke each fault.
+
+- broker loss: an idle and a busy worker whose broker is killed (seconds to /readyz 503 and /healthz 503, SIGTERM
+  to exit), and a broker cut off mid-stream then restored (seconds to ready again, events lost);
+- many tenants: /healthz polled while every page of the all-tenants view of 10,000 tenants is served (median and
+  worst latency, largest page);
+- configuration: bad values refused / tried, counted from the boundary table the tests run.
+
+The figures are wall-clock seconds on the embedded broker, so they depend on how loaded the machine is: the load
+average is stored beside them.
+
+    .venv/bin/python bench/faults.py
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _data import machine, write_result  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+TESTS = ["tests/agents/test_broker_loss.py", "tests/agents/test_dashboard.py"]
+NUMBER = r"([0-9.]+)"
+FIGURES = {
+    "idle_worker": (rf"idle worker, broker killed: /readyz 503 after {NUMBER} s, /healthz 503 after {NUMBER} s, "
+                    rf"SIGTERM to exit {NUMBER} s", ("to_readyz_503_s", "to_healthz_503_s", "sigterm_to_exit_s")),
+    "busy_worker": (rf"busy worker, broker killed: /readyz 503 after {NUMBER} s, SIGTERM to exit {NUMBER} s",
+                    ("to_readyz_503_s", "sigterm_to_exit_s")),
+    "broker_back": (rf"mid-stream: ready again {NUMBER} s after it came back, {NUMBER} of {NUMBER} events lost",
+                    ("ready_again_s", "events_lost", "events")),
+    "tenants_10000": (rf"pages of \d+ rows, {NUMBER} bytes at most; /healthz median {NUMBER} ms, worst {NUMBER} ms "
+                      rf"over {NUMBER} polls", ("largest_page_bytes", "healthz_median_ms", "healthz_worst_ms", "polls")),
+}
+
+
+def run_tests() -> tuple[str, int]:
+    done = subprocess.run([sys.executable, "-m", "pytest", *TESTS, "-q", "-s", "-p", "no:cacheprovider"], cwd=REPO,
+                          capture_output=True, text=True, check=False)
+    return done.stdout, done.returncode
+
+
+def parse(output: str) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    for name, (pattern, fields) in FIGURES.items():
+        found = re.search(pattern, output)
+        figures[name] = {f: float(v) for f, v in zip(fields, found.groups())} if found else None
+    return figures
+
+
+def configuration() -> dict[str, int]:
+    """Bad values refused naming their key / tried, over the boundary table (file and environment)."""
+    sys.path.insert(0, str(REPO / "tests/stream_guard/config"))
+    import test_boundaries as table  # the table the tests run, not a copy of it
+
+    tried = refused = accepted = 0
+    for path in table.ROWS:
+        good, bad, companions = table.row(path)
+        env = {table.variable(k): table.as_text(v) for k, v in companions.items()}
+        for value, ok in [(v, True) for v in good] + [(v, False) for v in bad]:
+            loads = [lambda: table.load(table.document({**companions, path: value}))]
+            if table.from_environment(path, value):
+                loads.append(lambda: table.load(env={**env, table.variable(path): table.as_text(value)}))
+            for load_it in loads:
+                error = table.refusal(load_it)
+                if ok:
+                    accepted += error is None
+                    continue
+                tried += 1
+                refused += error is not None and error.key == table.reported(path)
+    return {"keys": len(table.ROWS), "bad_values_tried": tried, "refused_naming_the_key": refused,
+            "good_values_accepted": accepted}
+
+
+def main() -> int:
+    load_before = os.getloadavg()
+    output, code = run_tests()
+    result = {"machine": machine(), "load_average_before": load_before, "load_average_after": os.getloadavg(),
+              "tests_exit_code": code, "figures": parse(output), "configuration": configuration()}
+    print(write_result("faults", result))
+    for name, figures in result["figures"].items():
+        print(f"{name}: {figures}")
+    print(f"configuration: {result['configuration']}")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
