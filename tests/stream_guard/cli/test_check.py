@@ -28,7 +28,7 @@ def test_one_verdict_line_per_input_line_in_order_with_errors_inline(tmp_path):
     assert out[0]["event_id"] == CLEAN.event_id and out[0]["routing"] == "accept"
     assert out[1]["line"] == 2 and "not valid JSON" in out[1]["error"]
     assert out[2] == {"line": 3, "error": "answer: is required", "field": "answer", "reason": "is required",
-                      "stage": "decode"}
+                      "stage": "decode", "event_id": "no-answer"}
     assert out[3]["event_id"] == BILLING.event_id and out[3]["routing"] == "healed_accept"
     for verdict in (out[0], out[3]):
         for key in ("tenant", "flagged", "hallucination_score", "risk", "delivered_answer", "original_answer",
@@ -121,9 +121,9 @@ def test_a_poison_line_is_an_error_object_and_every_later_line_is_judged(tmp_pat
              orjson.dumps({**CLEAN.to_dict(), "event_id": "big", "answer": "x" * 1_100_000})]
     proc, out = run_check(tmp_path, lines)
     assert proc.returncode == 1 and b"Traceback" not in proc.stderr
-    assert [o.get("event_id") for o in out] == [CLEAN.event_id, None, BILLING.event_id, None]
+    assert [o.get("event_id") for o in out] == [CLEAN.event_id, "deep", BILLING.event_id, "big"]
     assert out[1] == {"line": 2, "error": "metadata: is nested more than 32 levels deep", "field": "metadata",
-                      "reason": "is nested more than 32 levels deep", "stage": "decode"}
+                      "reason": "is nested more than 32 levels deep", "stage": "decode", "event_id": "deep"}
     assert out[3]["line"] == 4 and "over the limit of 1000000" in out[3]["error"]  # the payload limit, as streaming
 
 
@@ -255,6 +255,6 @@ def test_strict_fields_refuses_a_misspelt_field_naming_it(tmp_path, monkeypatch)
     event = {**CLEAN.to_dict(), "citation": ["1"]}
     proc, out = run_check(tmp_path, [orjson.dumps(event)], "--config", str(config))
     assert proc.returncode == 1
-    assert out == [{"line": 1, "field": "citation", "stage": "decode",
+    assert out == [{"line": 1, "field": "citation", "stage": "decode", "event_id": CLEAN.event_id,
                     "reason": "is not a field of the event contract; did you mean `citations`?",
                     "error": "citation: is not a field of the event contract; did you mean `citations`?"}]
