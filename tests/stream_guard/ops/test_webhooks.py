@@ -62,3 +62,18 @@ def test_verdict_and_latency_alerts_carry_their_own_figures() -> None:
 def test_a_record_that_is_not_an_alert_cannot_be_formatted(raw: bytes) -> None:
     with pytest.raises(ValueError):
         body(raw, "slack")
+
+
+def test_a_drift_alert_reaches_the_on_call_person_with_its_question_baseline_example_and_page() -> None:
+    drift = {"compared": 10, "consensus": 8, "delta": 0.67, "threshold": 0.35, "numbers": ["39.99"],
+             "consensus_numbers": ["49.99"]}
+    [alert] = alerts_for_verdict({
+        "event_id": "ev-9", "tenant": "shop", "question_hash": "q1", "question": "What is the price of SKU-441?",
+        "risk": "low", "routing": "accept", "produced_at_ms": 1_700_000_000_000,
+        "checks": {"drift": {"score": 0.67, "flagged": True, "details": drift}}}, now_ms=1_700_000_000_500)
+    (sent,) = orjson.loads(body(alert.to_json(), "alertmanager", "https://guard.example.com"))
+    notes = sent["annotations"]
+    assert notes["question"] == "What is the price of SKU-441?" and notes["value"] == "0.67"
+    assert '"consensus_numbers":["49.99"]' in notes["baseline"] and notes["example_event_ids"] == "ev-9"
+    assert notes["dashboard"] == "https://guard.example.com/monitor/t/shop"
+    assert '"What is the price of SKU-441?"' in notes["summary"]
