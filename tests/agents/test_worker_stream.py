@@ -99,7 +99,9 @@ def test_every_event_gets_exactly_one_verdict_with_the_offline_routing(guarded: 
     assert tail.returncode == 0, tail.stderr
     shown = tail.stdout.splitlines()
     assert len(shown) == len(verdicts)
-    assert any(line.startswith("✚ HEALED") and "'30 days' → '14 days'" in line for line in shown)
+    # A repair is shown as what changed: a value patched in place (demo-03) or the rewrite from the sources.
+    assert any(line.startswith("✚ HEALED") and "'$10' → '$120'" in line for line in shown)
+    assert any(line.startswith("✚ HEALED") and "(grounding_rewrite)" in line for line in shown)
     assert any(line.startswith("✔ ACCEPT") for line in shown)
 
 

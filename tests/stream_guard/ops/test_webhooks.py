@@ -8,6 +8,7 @@ import pytest
 from stream_guard.engine.alerts import alerts_for_verdict
 from stream_guard.ops.alerting import LatencyBudgetMonitor
 from stream_guard.ops.webhooks import body, facts
+from stream_guard.wire.metrics_summary import LatencyStats
 
 RATE_SHIFT = {
     "version": 1, "alert_id": "a1", "kind": "rate_shift", "severity": "high", "tenant": "acme co",
@@ -52,7 +53,8 @@ def test_verdict_and_latency_alerts_carry_their_own_figures() -> None:
                "hallucination_score": 0.97, "triggered": ["contradiction"]}
     found = facts(alerts_for_verdict(verdict, 5)[0].to_dict())
     assert found.value == 0.97 and found.examples == ("e1",) and found.question == "q"
-    latency = LatencyBudgetMonitor(100.0, min_samples=1).check("rag.answers", 0, 250.0, 50, 1000, "w")
+    latency = LatencyBudgetMonitor(100.0, min_samples=1).check(
+        "rag.answers", 0, LatencyStats(50, 120.0, 200.0, 250.0, 260.0, 130.0), 1000, "w")
     assert latency is not None
     found = facts(latency.to_dict())
     assert (found.value, found.baseline) == (250.0, 100.0)
