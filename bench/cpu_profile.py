@@ -5,7 +5,7 @@ streaming worker beside it; the seed library measured in the same run for the se
                                       [--instructions] [--worker] [--label NAME]
 
 CPU seconds (user + system of every process of a run, children included, from wait4), never wall time; peak
-RSS of the largest process of a run. The machine is shared and noisy, so every whole-process figure is the
+RSS of the largest process of a run; with bytecode caches written, as an installed package has them. The machine is shared and noisy, so every whole-process figure is the
 median of --repeat runs, and --instructions adds instruction counts (valgrind's callgrind, which counts the
 same for the same inputs however busy the machine is) on a smaller sample: compare those across versions.
 
@@ -354,6 +354,12 @@ def main() -> int:
     parser.add_argument("--worker-events", type=int, default=1500)
     parser.add_argument("--label", default="current", help="stored under this name in bench/results/cpu_profile.json")
     args = parser.parse_args()
+    # Measure what a user's install does: pip writes .pyc files when it installs, and an editable install writes
+    # them on first import; a shell that sets PYTHONDONTWRITEBYTECODE would compile every module on every run.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    for folder in (REPO / "stream_guard", REPO / "agents", args.seed):
+        if folder is not None:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(folder)], check=True)
     if args.seed is not None and not (args.seed / "hallucination_detector.py").exists():
         raise SystemExit(f"{args.seed}/hallucination_detector.py not found")
     # The seed as it installs here (its spaCy model name is missing, so it runs its regex NER, as when the issue
