@@ -253,14 +253,24 @@ def child_pids(pid: int) -> list[int]:
     return [int(p) for p in out.split()]
 
 
+def descendant_pids(pid: int) -> list[int]:
+    """Children, their children, ...: a worker's judge process is a child of the pool's fork server."""
+    found, todo = [], child_pids(pid)
+    while todo:
+        found.append(child := todo.pop())
+        todo += child_pids(child)
+    return found
+
+
 def cpu_by_role(cluster: Cluster, broker_pid: int | None) -> dict[str, float]:
     """CPU seconds so far of everything on the machine that takes part: the broker, the workers' event-loop
-    processes, their judge processes, and this script (producer and verdict reader)."""
+    processes, their judge processes (with the pool's fork server), and this script (producer and verdict
+    reader)."""
     roles = {"broker": cpu_seconds(broker_pid) if broker_pid else 0.0, "workers": 0.0, "judges": 0.0,
              "load generator": cpu_seconds(os.getpid())}
     for proc in cluster.procs:
         roles["workers"] += cpu_seconds(proc.pid)
-        roles["judges"] += sum(cpu_seconds(child) for child in child_pids(proc.pid))
+        roles["judges"] += sum(cpu_seconds(child) for child in descendant_pids(proc.pid))
     return roles
 
 

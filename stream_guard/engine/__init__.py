@@ -7,4 +7,5 @@
     history.py   drift history stores (memory, SQLite; the worker keeps its own in a table)
     alerts.py    the alerts a judged event raises
     pool.py      the one pool of judge processes (check -j, backtest, calibrate, the worker)
+    judge_server.py  the start-up of the fork server that forks the pool's judge processes
 """
