@@ -25,8 +25,9 @@ Sections:
   ...), CPU ms per event;
 - instructions (--instructions): callgrind totals of `check /dev/null`, one event and the first 40 RAGTruth
   events (ours and the seed's), and the per-event difference;
-- worker (--worker): one streaming worker on the embedded broker at a fixed produce rate (--rate), CPU per
-  event of the worker's event loop, its judge process and the broker, beside `check` on the same events.
+- worker (--worker): one streaming worker on the embedded broker at a fixed produce rate (--rate), tenant
+  monitoring on (as shipped) and off: CPU per event of the worker's event loop, its judge process and the
+  broker, gross and net of their idle CPU, beside `check` on the same events.
 """
 
 from __future__ import annotations
@@ -280,9 +281,15 @@ def instructions(command: Sequence[str], workdir: Path) -> int:
 # --- the streaming worker --------------------------------------------------------------------------------------
 
 
-def worker_profile(lines: list[bytes], ner: str, rate: float, workdir: Path) -> dict[str, Any]:
-    """One worker, its judge process and the embedded broker, at `rate` events/s, CPU per event by role; the
-    same events through `check --jobs 1` (minus its one-event run) beside it."""
+IDLE_S = 10.0  # seconds of no traffic over which each process's idle CPU (polls, heartbeats, timers) is read
+
+
+def worker_profile(lines: list[bytes], ner: str, rate: float, workdir: Path, monitor: bool) -> dict[str, Any]:
+    """One worker (its event loop, its judge process and the pool's fork server), and the embedded broker,
+    at `rate` events/s: CPU per event by role, gross and net of what each spends idle (read over IDLE_S
+    before the run); beside it, the same events through `check --jobs 1` (minus its one-event run)."""
+    import asyncio
+
     import stream_throughput as st  # the streaming benchmark's cluster and load generator
 
     path = write_lines(workdir / "worker-events.jsonl", lines)
@@ -290,14 +297,31 @@ def worker_profile(lines: list[bytes], ner: str, rate: float, workdir: Path) -> 
     offline = per_event(run_measured(check_command(path, ner)), run_measured(check_command(one, ner)), len(lines))
     warmup = [line.replace(b'"ev-', b'"warm-') for line in lines[:100]]
     with st.EmbeddedBroker() as broker:
-        run = st.streaming(broker.bootstrap, workdir, ner, 1, lines, rate, warmup, "process", broker.pid)
-    cpu = run["cpu_ms_per_event"]
-    guard = cpu["workers"] + cpu["judges"]
-    return {"events": len(lines), "rate": rate, "eps": run["eps"], "e2e_p50_ms": run["e2e_p50_ms"],
-            "e2e_p99_ms": run["e2e_p99_ms"], "cpu_ms_per_event": cpu,
-            "check_ms_per_event": offline["ms_per_event_without_startup"],
-            "worker_plus_judge_vs_check": round(guard / offline["ms_per_event_without_startup"], 2),
-            "with_broker_vs_check": round((guard + cpu["broker"]) / offline["ms_per_event_without_startup"], 2)}
+        cluster = st.Cluster(broker.bootstrap, ner, 1, workdir)
+        cluster.env["STREAM_GUARD_MONITOR_ENABLED"] = "true" if monitor else "false"
+        cluster.start()
+        try:
+            asyncio.run(st._send_stamped(cluster.settings, warmup, None))  # loads caches; the judge is warm
+            idle_before, idle_started = st.cpu_by_role(cluster, broker.pid), time.monotonic()
+            time.sleep(IDLE_S)
+            idle_after, idle_s = st.cpu_by_role(cluster, broker.pid), time.monotonic() - idle_started
+            before, started = st.cpu_by_role(cluster, broker.pid), time.monotonic()
+            run = asyncio.run(st._send_stamped(cluster.settings, lines, rate))
+            after, elapsed = st.cpu_by_role(cluster, broker.pid), time.monotonic() - started
+        finally:
+            cluster.stop()
+    n = len(lines)
+    idle = {role: (idle_after[role] - idle_before[role]) / idle_s for role in before}
+    gross = {role: round((after[role] - before[role]) * 1000 / n, 3) for role in before}
+    net = {role: round(max(0.0, after[role] - before[role] - idle[role] * elapsed) * 1000 / n, 3) for role in before}
+    check_ms = offline["ms_per_event_without_startup"]
+    guard_net = net["workers"] + net["judges"]
+    return {"events": n, "rate": rate, "monitoring": monitor, "eps": run["eps"], "verdicts": run["verdicts"],
+            "e2e_p50_ms": run["e2e_p50_ms"], "e2e_p99_ms": run["e2e_p99_ms"], "seconds": round(elapsed, 1),
+            "idle_cpu_ms_per_s": {role: round(v * 1000, 2) for role, v in idle.items()},
+            "cpu_ms_per_event_gross": gross, "cpu_ms_per_event_net": net, "check_ms_per_event": check_ms,
+            "worker_plus_judge_vs_check": round(guard_net / check_ms, 2),
+            "with_broker_vs_check": round((guard_net + net["broker"]) / check_ms, 2)}
 
 
 # --- the report ------------------------------------------------------------------------------------------------
@@ -332,13 +356,14 @@ def markdown(result: dict[str, Any]) -> str:
         out.append("\n| instructions (callgrind) | ours | seed |\n|---|---|---|")
         for name, r in result["instructions"].items():
             out.append(f"| {name} | {r['ours']:,} | {r['seed']:,} |")
-    if "worker" in result:
-        w = result["worker"]
-        cpu = w["cpu_ms_per_event"]
-        out.append(f"\nworker at {w['rate']:g} events/s ({w['events']} events): worker {cpu['workers']} + judge "
-                   f"{cpu['judges']} ms/event = {w['worker_plus_judge_vs_check']}x check's "
-                   f"{w['check_ms_per_event']} ms/event (broker {cpu['broker']}: {w['with_broker_vs_check']}x "
-                   f"with it); e2e p50 {w['e2e_p50_ms']} ms, p99 {w['e2e_p99_ms']} ms")
+    for name, w in result.get("worker", {}).items():
+        net, gross = w["cpu_ms_per_event_net"], w["cpu_ms_per_event_gross"]
+        out.append(f"\n{name} at {w['rate']:g} events/s ({w['events']} events, {w['eps']} events/s delivered): "
+                   f"net of idle, worker {net['workers']} + judge {net['judges']} ms/event = "
+                   f"{w['worker_plus_judge_vs_check']}x check's {w['check_ms_per_event']} ms/event; broker "
+                   f"{net['broker']} ({w['with_broker_vs_check']}x with it). Gross: worker {gross['workers']}, judge "
+                   f"{gross['judges']}, broker {gross['broker']}; idle ms of CPU per s: {w['idle_cpu_ms_per_s']}; "
+                   f"e2e p50 {w['e2e_p50_ms']} ms, p99 {w['e2e_p99_ms']} ms")
     return "\n".join(out)
 
 
@@ -350,8 +375,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each whole-process measurement (median)")
     parser.add_argument("--instructions", action="store_true", help="callgrind counts too (a few minutes)")
     parser.add_argument("--worker", action="store_true", help="the streaming worker too (a few minutes)")
-    parser.add_argument("--rate", type=float, default=100.0, help="the worker's fixed produce rate, events/s")
-    parser.add_argument("--worker-events", type=int, default=1500)
+    parser.add_argument("--rate", type=float, default=50.0, help="the worker's fixed produce rate, events/s")
+    parser.add_argument("--worker-events", type=int, default=1000)
+    parser.add_argument("--only", choices=("worker",), help="just this section (with the start-up section)")
     parser.add_argument("--label", default="current", help="stored under this name in bench/results/cpu_profile.json")
     args = parser.parse_args()
     # Measure what a user's install does: pip writes .pyc files when it installs, and an editable install writes
@@ -386,7 +412,7 @@ def main() -> int:
         }
         print(orjson.dumps(result["startup"], option=orjson.OPT_INDENT_2).decode(), flush=True)
         result["check"] = {}
-        for name in corpora:
+        for name in corpora if args.only is None else ():
             n = len(corpora[name])
             ours = per_event(median_run(check_command(files[name], args.ner), args.repeat),
                              result["startup"][f"`check` one {name} event"], n)
@@ -396,8 +422,9 @@ def main() -> int:
                 result["check"][name][label] = per_event(
                     median_run(seed_command(files[name], args.seed, spacy), args.repeat), one, n)
             print(name, result["check"][name], flush=True)
-        result["stages"] = {name: stage_profile(lines, args.ner) for name, lines in corpora.items()}
-        if args.instructions:
+        result["stages"] = {name: stage_profile(lines, args.ner) for name, lines in corpora.items()
+                            if args.only is None}
+        if args.instructions and args.only is None:
             sample = {name: write_lines(tmp / f"{name}-sample.jsonl", lines[:SAMPLE_EVENTS])
                       for name, lines in corpora.items()}
             counts: dict[str, dict[str, int]] = {
@@ -415,12 +442,14 @@ def main() -> int:
                     side: (counts[f"{SAMPLE_EVENTS} {name} events"][side] - counts[f"one {name} event"][side])
                     // (SAMPLE_EVENTS - 1) for side in ("ours", "seed")}
             result["instructions"] = counts
-        if args.worker:
+        if args.worker or args.only == "worker":
             rows = [orjson.loads(line) for line in corpora.get("ragtruth") or corpora["support"]]
             lines = [orjson.dumps({"event_id": f"ev-{i}", "tenant": "bench", "question": row.get("question") or "",
                                    "context": row["context"], "answer": row["answer"]})
                      for i, row in ((i, rows[i % len(rows)]) for i in range(args.worker_events))]
-            result["worker"] = worker_profile(lines, args.ner, args.rate, tmp)
+            result["worker"] = {
+                f"worker, monitoring {'on' if monitor else 'off'}": worker_profile(lines, args.ner, args.rate, tmp, monitor)
+                for monitor in (True, False)}
     print(markdown(result))
     print("wrote", store_run("cpu_profile", args.label, result))
     return 0

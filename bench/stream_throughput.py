@@ -152,8 +152,11 @@ class Cluster:
                 text = r.read().decode()
         except OSError:
             return set()
-        topic = re.escape(self.settings.by_question_topic)
-        return {int(p) for p in re.findall(rf'stream_guard_consumer_lag{{topic="{topic}",partition="(\d+)"}}', text)}
+        topic = f'topic="{self.settings.by_question_topic}"'
+        # Labels in either order: prometheus_client writes them sorted by name.
+        return {int(labels.split('partition="')[1].split('"')[0])
+                for labels in re.findall(r"stream_guard_consumer_lag\{([^}]*)\}", text)
+                if topic in labels.split(",") and 'partition="' in labels}
 
     def _wait_split(self, timeout: float = 120.0) -> None:
         """Ready when every partition is owned by exactly one worker (after any rebalance)."""
@@ -225,7 +228,7 @@ async def _send_stamped(settings: Any, lines: list[bytes], rate: float | None) -
                 duplicates += 1
                 continue
             seen.add(verdict["event_id"])
-            e2e.append(record.timestamp - verdict["produced_at"])
+            e2e.append(record.timestamp - verdict["produced_at_ms"])
             last = time.perf_counter()
     await sending
     await producer.stop()
