@@ -159,37 +159,31 @@ _CHECKS = ("confidence", "faithfulness", "contradiction", "entities", "citations
 _SUBCHECKS = ("numeric", "dates", "negation", "billing")
 
 
+# (module path ending, function) -> where in the pipeline its CPU goes.
+_STAGES = {
+    ("engine/judging.py", "_decode"): "decode event",
+    ("engine/judging.py", "_verdict_item"): "verdict encoding",
+    ("engine/pipeline.py", "_verdict"): "verdict encoding",
+    ("engine/detector.py", "with_entities"): "NER pass (batch)",
+    ("engine/detector.py", "_assemble"): "scoring",
+    ("engine/detector.py", "fingerprint"): "drift fingerprint",
+    ("scoring/quality.py", "compute"): "scoring",
+    ("heal/healer.py", "_reinspect"): "re-inspection",
+    ("heal/healer.py", "heal"): "healing",
+}
+
+
 def _code_tags(filename: str, name: str) -> tuple[str | None, str | None]:
     """(kind of work, pipeline tag) of one code object."""
     path = filename.replace(os.sep, "/")
     kind = next((k for fragment, k in _KINDS if fragment.replace(os.sep, "/") in path
                  and (fragment.startswith("/") or _PKG.replace(os.sep, "/") in path)), None)
-    tag = None
-    if path.endswith("engine/judging.py") and name == "_decode":
-        tag = "decode event"
-    elif path.endswith("engine/judging.py") and name == "_verdict_item":
-        tag = "verdict encoding"
-    elif path.endswith("engine/pipeline.py") and name == "_verdict":
-        tag = "verdict encoding"
-    elif path.endswith("engine/detector.py") and name == "with_entities":
-        tag = "NER pass (batch)"
-    elif path.endswith("engine/detector.py") and name == "_assemble":
-        tag = "scoring"
-    elif path.endswith("engine/detector.py") and name == "fingerprint":
-        tag = "drift fingerprint"
-    elif path.endswith("scoring/quality.py") and name == "compute":
-        tag = "scoring"
-    elif path.endswith("heal/healer.py") and name == "_reinspect":
-        tag = "re-inspection"
-    elif path.endswith("heal/healer.py") and name == "heal":
-        tag = "healing"
-    elif "/stream_guard/checks/" in path and name in ("run", "evaluate"):
-        module = path.rsplit("/", 1)[1][:-3]
-        if module in _CHECKS:
+    module = path.rsplit("/", 1)[-1][:-3]
+    tag = next((t for (ending, function), t in _STAGES.items() if name == function and path.endswith(ending)), None)
+    if tag is None and "/stream_guard/checks/" in path:
+        if name in ("run", "evaluate") and module in _CHECKS:
             tag = f"check: {module}"
-    elif "/stream_guard/checks/" in path and name.startswith("analyze_"):
-        module = path.rsplit("/", 1)[1][:-3]
-        if module in _SUBCHECKS:
+        elif name.startswith("analyze_") and module in _SUBCHECKS:
             tag = f"check: contradiction/{module}"
     return kind, tag
 
