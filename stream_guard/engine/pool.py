@@ -82,8 +82,9 @@ REPLAY_QUALITY_LATENCY_MS = 0.0
 BATCH_SIZE = 16
 # Events read ahead of the oldest one not yet written out, per process (bounds the reorder buffer).
 WINDOW_PER_JOB = 256
-# A spawned judge costs a start-up (interpreter, imports, spaCy's model: about 1.5 s of CPU, the judging of
-# a few hundred events) before it judges anything, so a file gets one process per this many events.
+# Judging in several processes costs start-ups before anything is judged (the fork server's imports, then each
+# judge's Guard and spaCy model: measured on a busy machine, 1.3 s once and 0.6-0.7 s a judge, the judging of
+# a few hundred events), so a file gets one process per this many events.
 EVENTS_PER_PROCESS = 1000
 
 # The answer names someone its context does not, so that warming up runs (and so loads) the NER model, which
