@@ -39,9 +39,18 @@ ANCHORED_ONLY = frozenset(
         "stream_guard.checks.billing._NOT_BILLING_AFTER_RE",  # .match right after a cycle word
         "stream_guard.checks.dates._UNIT_AFTER_RE",  # .match right after a year
         "stream_guard.text.ner._COLON_AFTER_RE",  # .match right after an entity
-        "stream_guard.checks.citations._SPLIT_RE",  # inside one bracket, at most 120 characters
-        "stream_guard.checks.citations._POSITIONAL_RE",  # inside one bracket, at most 120 characters
-        "stream_guard.checks.citations._LEADING_BRACKETS_RE",  # .match at each sentence start
+        "stream_guard.text.markup._PARTS_RE",  # inside one marker, at most 120 characters
+        "stream_guard.text.markup._POSITIONAL_RE",  # inside one marker, at most 120 characters
+        "stream_guard.text.markup._PREFIX_RE",  # .match at the start of one marker
+        "stream_guard.text.markup._RANGE_RE",  # .match on one part of one marker
+        "stream_guard.text.markup._FENCE_RE",  # .match at a line start
+        "stream_guard.text.markup._HEADING_RE",  # .match at a line start
+        "stream_guard.text.markup._QUOTE_RE",  # .match at a line start
+        "stream_guard.text.markup._ITEM_RE",  # .match at a line start or after a quote prefix
+        "stream_guard.text.markup._BREAK_RE",  # .match at a line start
+        "stream_guard.text.markup._DELIMITER_ROW_RE",  # .match at a line start
+        "stream_guard.text.markup._FOOTNOTE_DEF_RE",  # .match at a line start
+        "stream_guard.text.markup._SEE_RE",  # .sub on one marker body
     }
 )
 

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Callable, Iterable, Sequence, TypeVar
+from typing import Callable, Iterable, Protocol, Sequence, TypeVar
 
 from stream_guard.text.inspection import MAX_POSTINGS, ContextSentence, Inspection
 from stream_guard.text.quantities import Quantity, extract_quantities
@@ -249,3 +249,98 @@ def surface_words(text: str, stems: frozenset[str], limit: int = 4) -> str:
             if len(out) >= limit:
                 break
     return ", ".join(out)
+
+
+# --------------------------------------------------------------------------------------------------
+# Word-valued values (schedules, frequencies, obligations, exceptions): the source sentence an answer
+# sentence restates, compared value against value
+# --------------------------------------------------------------------------------------------------
+
+# Context sentences an answer sentence is compared with, best aligned first. The labelled data has at most 55
+# sharing a stem with one answer sentence: the cap does not bind there.
+MAX_RESTATING = 32
+# Word values of one answer sentence that are compared (frequencies, obligations, exceptions); the labelled data
+# has at most 2 of a kind in a sentence.
+MAX_VALUES_PER_SENTENCE = 4
+
+
+def restating(
+    view: ContradictionView, sentence: AnswerSentence, exclude: frozenset[str] = frozenset(), minimum: int = 2
+) -> list[tuple[int, int]]:
+    """(shared stems, context id) of the context sentences that restate `sentence`, most shared first: at least
+    `minimum` shared content stems (fewer only when the sentence has fewer), not counting `exclude` (the value
+    words themselves, which are what differs) nor the fields of a structured record (record_claims owns them)."""
+    stems = sentence.stems - exclude
+    if not stems:
+        return []
+    need = min(minimum, len(stems))
+    fields = view.inspection.field_sentence_ids
+    scored = [
+        (shared, i)
+        for i in view.answer_overlaps[sentence.index]
+        if i not in fields and (shared := len(stems & view.context.stems[i])) >= need
+    ]
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return scored[:MAX_RESTATING]
+
+
+def first_disagreeing(
+    candidates: Sequence[tuple[int, int]],
+    read: Callable[[int], Sequence[_T]],
+    agrees: Callable[[_T], bool | None],
+) -> tuple[int, list[_T]] | None:
+    """The best-aligned candidate whose values disagree with the answer's, when no candidate aligned at least
+    as well agrees and the best one states such values: (context id, its disagreeing values). `agrees` returns
+    None for a value that says nothing about the answer's (another action, another subject)."""
+    best: tuple[int, int, list[_T]] | None = None
+    for shared, i in candidates:
+        if best is not None and shared < best[0]:
+            break
+        verdicts = [(v, agrees(v)) for v in read(i)]
+        if any(verdict is True for _, verdict in verdicts):
+            return None
+        against = [v for v, verdict in verdicts if verdict is False]
+        if against and best is None:
+            best = (shared, i, against)
+    return None if best is None else (best[1], best[2])
+
+
+def literal_span(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """The text from the first span's start to the last one's end ("9am-5pm" from "9am" and "5pm")."""
+    return text[min(s for s, _ in spans) : max(e for _, e in spans)] if spans else ""
+
+
+class _Written(Protocol):
+    text: str
+
+
+_V = TypeVar("_V", bound=_Written)
+
+
+def value_conflicts(
+    view: ContradictionView,
+    kind: str,
+    read: Callable[[str], Sequence[_V]],
+    agrees: Callable[[_V, _V], bool | None],
+    exclude: Callable[[_V], frozenset[str]],
+    describe: Callable[[_V, _V], str] | None = None,
+    minimum: int = 2,
+) -> list[Finding]:
+    """For each value `read` finds in an answer sentence (the first MAX_VALUES_PER_SENTENCE), the source sentence
+    that restates that sentence (not counting the `exclude` words) and states a value that disagrees with it,
+    when none aligned as well agrees: a `kind` contradiction naming both values as written. `agrees(ours,
+    theirs)` is None for a source value about something else."""
+    findings: list[Finding] = []
+    for sentence in view.answer:
+        for ours in read(sentence.text)[:MAX_VALUES_PER_SENTENCE]:
+            candidates = restating(view, sentence, exclude(ours), minimum)
+            hit = first_disagreeing(candidates, lambda i: read(view.sentence(i).text), lambda theirs: agrees(ours, theirs))
+            if hit is None:
+                continue
+            i, (theirs, *_) = hit
+            evidence = describe(ours, theirs) if describe else f"answer says '{ours.text}' but the source says '{theirs.text}'"
+            findings.append(contradiction_finding(
+                view, i, kind=kind, statement=sentence.text, evidence=evidence,
+                answer_value=ours.text, source_value=theirs.text,
+            ))
+    return findings

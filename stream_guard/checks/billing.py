@@ -7,6 +7,11 @@ cycle that the context never uses for billing, while the context bills in anothe
 offers several cycles, the one in the context sentence best aligned with the answer sentence decides, and
 only when that sentence states no other.
 
+A cycle word plays one of two roles, compared separately: the period a price is stated for ("$20 per user per
+month", "1.5% per month") and how often billing or renewal happens ("billed annually", "renews every month",
+"successive one (1) year terms"). "$20 per user per year, billed quarterly" against "$20 per user per month,
+billed monthly" is two contradictions; the evidence quotes the terms as written on both sides.
+
 Findings carry normalised cycle names as `answer_value` / `source_value` (the healer rewrites every
 phrasing of a cycle, so the literal words are not needed).
 """
@@ -33,11 +38,12 @@ _CYCLE_PATTERNS: dict[str, str] = {
     "weekly": r"\bweekly\b|\b(?:per|every|each|a)\s+week\b|/\s?(?:wk|week)\b",
     "monthly": (
         r"\bmonthly\b|\b(?:per|every|each|a)\s+month\b|\bmonth[-\s]to[-\s]month\b|/\s?(?:mo|mth|month)\b|\bmo\.\s"
+        r"|\b(?:one|1)(?:\s*+\(1\))?[-\s]month\s+terms?\b"
     ),
     "quarterly": r"\bquarterly\b|\b(?:per|every|each|a)\s+quarter\b|\bevery\s+(?:three|3)\s+months\b",
     "annual": (
         r"\bannual(?:ly)?\b|\byearly\b|\b(?:per|every|each|a)\s+(?:year|annum)\b|/\s?(?:yr|year)\b"
-        r"|\bper\s+yr\b|\bp\.a\."
+        r"|\bper\s+yr\b|\bp\.a\.|\b(?:one|1)(?:\s*+\(1\))?[-\s]year\s+terms?\b"
     ),
 }
 _CYCLE_RE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _CYCLE_PATTERNS.items()), re.IGNORECASE)
@@ -46,7 +52,7 @@ _CYCLE_NEEDLES = ("week", "month", "quarter", "annu", "year", "/mo", "/yr", "/wk
 _BILLING_WORD_RE = re.compile(
     r"\b(?:bill(?:ed|ing|s)?|charg(?:e|ed|es|ing)|subscri(?:be|bed|ption|ptions)|plans?|fees?|pric(?:e|ed|es|ing)|"
     r"costs?|pay(?:s|ing|ment|ments|able)?|paid|invoic(?:e|ed|es|ing)|renew(?:s|ed|al|als)?|membership|premiums?|"
-    r"dues|rent|tuition|licen[cs]es?|installments?|contract)\b",
+    r"dues|rent|tuition|licen[cs]es?|installments?|contract|interest|apr|overdue|accru(?:e|es|ed|ing))\b",
     re.IGNORECASE,
 )
 # "annual report", "monthly newsletter": the cycle word names how often something happens, not billing.
@@ -66,12 +72,21 @@ MAX_ANSWER_SENTENCES = 32
 MAX_CONTEXT_SENTENCES = 128
 
 
+PERIOD, CYCLE = "period", "cycle"
+
+
 @dataclass(frozen=True)
 class CycleMention:
+    """A billing cycle word as written. `role` is PERIOD when it is the period a price is stated for ("$20 per
+    user per month", "1.5% per month", "$5 a month") and CYCLE when it says how often billing or renewal happens
+    ("billed annually", "renews every month", "monthly subscription"): "$20 per month, billed annually" states
+    both, and each is compared with the source's of the same role."""
+
     cycle: str
     text: str
     start: int
     end: int
+    role: str = CYCLE
 
 
 def may_mention_cycle(text: str) -> bool:
@@ -92,8 +107,25 @@ def billing_cycles(text: str) -> list[CycleMention]:
             continue
         lo, hi = max(0, m.start() - _WINDOW), min(len(text), m.end() + _WINDOW)
         if _MONEY_RE.search(text, lo, hi) or _BILLING_WORD_RE.search(text, lo, hi):
-            out.append(CycleMention(cycle, m.group(), m.start(), m.end()))
+            out.append(CycleMention(cycle, m.group(), m.start(), m.end(), _role(text, m.start(), m.group())))
     return out
+
+
+# A price (or a rate in percent) and the "per ..." chain that follows it up to the cycle word: "$20 per user per",
+# "1.5% per", "$5 per 100 GB per", "$5 a".
+_PRICED_RE = re.compile(
+    r"(?:[$€£¥₹]\s?\d[\d,.]*+|\d[\d,.]*+\s?(?:%|percent|dollars|euros|usd|eur|gbp))"
+    r"(?:\s*+(?:k|m|bn|million|billion))?(?:\s++(?:per|a|an|each|for)\s++(?:\d[\d,.]*+\s++)?[a-z]++)*+\s*+$",
+    re.IGNORECASE,
+)
+
+
+def _role(text: str, start: int, written: str) -> str:
+    """PERIOD when the cycle word follows a price through "per"/"a"/"/" ("$20 per user per month"), else CYCLE."""
+    head = written.lower()
+    if not head.startswith(("per ", "a ", "an ", "each ", "/")):
+        return CYCLE
+    return PERIOD if _PRICED_RE.search(text, max(0, start - 48), start) else CYCLE
 
 
 def analyze_billing(view: ContradictionView) -> list[Finding]:
@@ -110,21 +142,29 @@ def analyze_billing(view: ContradictionView) -> list[Finding]:
                 context[i] = found
     if not context:
         return []
-    used = {m.cycle for mentions in context.values() for m in mentions}
     findings: list[Finding] = []
     stating = [(sentence, mentions) for sentence, mentions in zip(view.answer, answer_cycles) if mentions]
     for sentence, mentions in stating[:MAX_ANSWER_SENTENCES]:
-        stated = {m.cycle for m in mentions}
-        if not stated or len(stated) > 1:
-            continue  # "$10 a month, billed annually" quotes one cycle and bills in another
-        (cycle,) = stated
         # Alignment without the cycle words themselves: they are what differs, not what the sentence is about.
         stems = sentence.stems - _CYCLE_STEMS
         overlaps = {i: len(stems & view.context.stems[i]) for i in context}
-        source = _contradicting_sentence(cycle, used, context, overlaps)
-        if source is None:
-            continue
-        findings.append(_finding(view, sentence.text, mentions[0], source, context[source]))
+        for role in (PERIOD, CYCLE):
+            stated = {m.cycle for m in mentions if m.role == role}
+            if len(stated) != 1:
+                continue  # none, or "$10 a month or $100 a year": several offers, not one to check
+            (cycle,) = stated
+            in_role = {i: found for i, m in context.items() if (found := [x for x in m if x.role == role])}
+            if not in_role:
+                continue
+            used = {m.cycle for found in in_role.values() for m in found}
+            source = _contradicting_sentence(cycle, used, in_role, overlaps)
+            if source is None:
+                continue
+            mention = next(m for m in mentions if m.role == role)
+            finding = _finding(view, sentence.text, mention, mentions, source, in_role[source])
+            if not any((f.statement, f.answer_value, f.source_value) == (finding.statement, finding.answer_value,
+                                                                       finding.source_value) for f in findings):
+                findings.append(finding)  # "$10 per month, billed monthly" against annual: one finding, not two
     return findings
 
 
@@ -156,18 +196,46 @@ def _contradicting_sentence(
 
 
 def _finding(
-    view: ContradictionView, statement: str, mention: CycleMention, source_id: int, source_mentions: list[CycleMention]
+    view: ContradictionView,
+    statement: str,
+    mention: CycleMention,
+    mentions: list[CycleMention],
+    source_id: int,
+    source_mentions: list[CycleMention],
 ) -> Finding:
     theirs = source_mentions[0]
+    ours_terms = _terms(statement, mentions)
+    theirs_terms = _terms(view.sentence(source_id).text, billing_cycles(view.sentence(source_id).text))
+    what = "states the price" if mention.role == PERIOD else "bills"
     return contradiction_finding(
         view,
         source_id,
         kind="billing",
         statement=statement,
         evidence=(
-            f"answer bills {_ADVERB[mention.cycle]} ('{mention.text}') but the source bills "
-            f"{_ADVERB[theirs.cycle]} ('{theirs.text}')"
+            f"answer {what} {_ADVERB[mention.cycle]} ('{ours_terms}') but the source {what} "
+            f"{_ADVERB[theirs.cycle]} ('{theirs_terms}')"
         ),
         answer_value=mention.cycle,
         source_value=theirs.cycle,
     )
+
+
+_PRICE_BEFORE_RE = re.compile(_MONEY + r"|\d[\d,.]*+\s?%", re.IGNORECASE)
+
+
+def _terms(text: str, mentions: list[CycleMention]) -> str:
+    """The billing terms as written: from the price before the first cycle word (if one is near) to the last
+    cycle word of the same stretch ("$20 per user per month, billed monthly")."""
+    if not mentions:
+        return ""
+    first, last = mentions[0], mentions[0]
+    for m in mentions[1:]:
+        if m.start - last.end > _WINDOW:
+            break
+        last = m
+    start = first.start
+    for price in _PRICE_BEFORE_RE.finditer(text, max(0, first.start - _WINDOW), first.start):
+        start = price.start()
+        break
+    return text[start : last.end]

@@ -1,155 +1,78 @@
 """Citations: do the answer's inline markers name real chunks, and do those chunks support the sentence?
 
-Markers are `[2]` / `[1, 3]` / `[1-3]` (1-based chunk positions), `[doc-id]` / `[source: doc-id]`
-(chunk ids) and `[Passage 2]`. Square brackets are also used for "[sic]", "[Note]", "[2019]" and markdown
-link text, so a bracket only counts as a citation when it has a citation shape (numbers, a "source:"
-prefix, an id like "kb-12") or names an existing chunk. Event-level `citations` must each name a chunk.
+The markers are read once with the rest of the answer's markup (text/markup.py): "[2]", "[1, 3]", "[1-3]"
+(1-based chunk positions), "[doc-id]" / "[source: doc-id]" (chunk ids), "[Passage 2]", "【1】", footnote markers
+"[^1]" (citing what their definition line names) and "(Source: passage 2)". Event-level `citations` must each
+name a chunk.
 
-score = mismatched / markers (0 with none). A marker mismatches when it names no chunk (fabricated) or
-when the chunk it names does not support the sentence it is attached to (wrong chunk).
+score = mismatched / cited refs (0 with none). A marker mismatches when it names no chunk (fabricated) or when
+the chunks it names do not support the sentence it is attached to (wrong chunk). An id-shaped ref whose prefix
+is neither a chunk id's nor a generic one ("doc", "source", ...) is not judged: "[COVID-19]" is not a citation.
 """
 
 from __future__ import annotations
 
-import re
 import time
-from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.config.detector import DetectorConfig
+from stream_guard.text.claims import extract_claims
 from stream_guard.text.inspection import Inspection
+from stream_guard.text.markup import ID_SHAPE_RE, MAX_MARKERS
 from stream_guard.wire.report import CheckResult, Finding, FindingType
 from stream_guard.text.words import stem_set
 
-# Not followed by "(" so "[text](https://...)" markdown links are left alone.
-_BRACKET_RE = re.compile(r"\[([^\[\]\n]{1,120})\](?!\()")
-_PREFIX_RE = re.compile(r"^(?:source|sources|src|ref|refs|doc|docs|document|chunk|passage|citation|cite)s?\s*[:#]\s*", re.I)
-_POSITIONAL_RE = re.compile(r"^(?:(?:source|passage|doc|document|chunk|ref)s?(?:\s*+#)?\s*+)?(\d{1,3})$", re.I)
-_RANGE_RE = re.compile(r"^(\d{1,3})\s*[-–]\s*(\d{1,3})$")
-_YEAR_RE = re.compile(r"^(?:1[5-9]|20)\d\d$")
-# An id-shaped token: letters then a separator then more ("kb-12", "doc_7", "faq:returns"), no spaces.
-_ID_SHAPE_RE = re.compile(r"^([A-Za-z][A-Za-z0-9]*)[-_:./#]([\w.:/#-]+)$")
 _GENERIC_ID_PREFIXES = frozenset("doc docs document source src ref chunk passage kb id".split())
-_SPLIT_RE = re.compile(r"\s*+[,;]\s*+|\s++and\s++")
-_MAX_RANGE = 20
-# Brackets read as citation markers per answer. RAGTruth answers cite at most a handful; the cap keeps an
-# answer made of brackets ("[1][1][1]...") in bounded time.
-MAX_MARKERS = 256
-# Leading markers of a sentence ("[2] The fee ..."), which belong to the sentence before.
-_LEADING_BRACKETS_RE = re.compile(r"(?:\s*+\[[^\[\]\n]{1,120}\](?!\())*+")
 
 
 @dataclass(frozen=True)
 class Marker:
-    """One cited reference, as written, and the sentence it is attached to."""
+    """One cited reference, as written, and the (plain) sentence it is attached to."""
 
     ref: str
-    raw: str  # the whole bracket, e.g. "[1, 3]"
+    raw: str  # the whole marker, e.g. "[1, 3]"
     sentence: str
-    group: int  # markers from the same bracket share a group: together they support the sentence
+    group: int  # refs from the same marker share a group: together they support the sentence
 
 
 def _chunk_prefixes(inspection: Inspection) -> frozenset[str]:
     out = set()
     for chunk in inspection.chunks:
-        match = _ID_SHAPE_RE.match(chunk.id)
+        match = ID_SHAPE_RE.match(chunk.id)
         if match:
             out.add(match.group(1).lower())
     return frozenset(out)
 
 
-def _expand(part: str) -> list[str] | None:
-    """The refs in one comma-separated part of a bracket; None when it is not citation-shaped."""
-    part = part.strip()
-    positional = _POSITIONAL_RE.match(part)
-    if positional:
-        return [str(int(positional.group(1)))]
-    ranged = _RANGE_RE.match(part)
-    if ranged:
-        low, high = int(ranged.group(1)), int(ranged.group(2))
-        if low <= high and high - low < _MAX_RANGE:
-            return [str(i) for i in range(low, high + 1)]
-    return None
-
-
-def parse_bracket(body: str, inspection: Inspection, id_prefixes: frozenset[str]) -> list[str]:
-    """Refs named by one bracket's text; [] when the bracket is not a citation."""
-    text = body.strip()
-    if inspection.chunk_by_ref(text) is not None:
-        return [text]  # an exact chunk id, whatever its shape ("[sic]" too, if a chunk is called that)
-    prefixed = bool(_PREFIX_RE.match(text))
-    text = _PREFIX_RE.sub("", text)
-    refs: list[str] = []
-    for part in filter(None, _SPLIT_RE.split(text)):
-        if inspection.chunk_by_ref(part) is not None:
-            refs.append(part)
-            continue
-        expanded = _expand(part)
-        if expanded is not None:
-            if not prefixed and len(expanded) == 1 and _YEAR_RE.match(part):
-                return []  # "[2019]" is a year unless a chunk is called that
-            refs.extend(expanded)
-            continue
-        shape = _ID_SHAPE_RE.match(part)
-        looks_like_id = shape is not None and (
-            shape.group(1).lower() in id_prefixes or shape.group(1).lower() in _GENERIC_ID_PREFIXES
-        )
-        if (prefixed and " " not in part) or looks_like_id:
-            refs.append(part)
-            continue
-        return []  # prose in brackets: "[sic]", "[Note]", "[citation needed]"
-    return refs
-
-
-def _sentence_spans(inspection: Inspection) -> list[tuple[int, int, str]]:
-    spans, cursor = [], 0
-    answer = inspection.answer
-    for sentence in inspection.answer_sentences:
-        start = answer.find(sentence, cursor)
-        if start < 0:
-            continue
-        spans.append((start, start + len(sentence), sentence))
-        cursor = start + len(sentence)
-    return spans
+def _judged(ref: str, inspection: Inspection, prefixes: frozenset[str]) -> bool:
+    if inspection.chunk_by_ref(ref) is not None:
+        return True
+    shape = ID_SHAPE_RE.match(ref)
+    return shape is None or shape.group(1).lower() in prefixes or shape.group(1).lower() in _GENERIC_ID_PREFIXES
 
 
 def find_markers(inspection: Inspection) -> list[Marker]:
-    """Inline citation markers in reading order, each attached to its sentence. A marker that opens a
-    sentence (or is all of it) belongs to the sentence before: "... 14 days. [2]". At most MAX_MARKERS."""
-    spans = _sentence_spans(inspection)
-    starts = [start for start, _, _ in spans]
-    leading_ends = [_LEADING_BRACKETS_RE.match(inspection.answer, start, end).end() for start, end, _ in spans]
+    """Inline citation refs in reading order, each with the sentence its marker is attached to ("... 14 days
+    [2]." and "... 14 days. [2]" both cite for that sentence). At most MAX_MARKERS."""
     prefixes = _chunk_prefixes(inspection)
     markers: list[Marker] = []
-    for group, match in enumerate(_BRACKET_RE.finditer(inspection.answer)):
-        if len(markers) >= MAX_MARKERS:
-            break
-        refs = parse_bracket(match.group(1), inspection, prefixes)
-        if not refs:
-            continue
-        sentence = _attached_sentence(spans, starts, leading_ends, match.start())
-        markers.extend(Marker(ref, match.group(), sentence, group) for ref in refs[: MAX_MARKERS - len(markers)])
-    return markers
-
-
-def _attached_sentence(
-    spans: list[tuple[int, int, str]], starts: list[int], leading_ends: list[int], start: int
-) -> str:
-    i = bisect_right(starts, start) - 1
-    if i >= 0 and start < spans[i][1]:
-        leading = start <= spans[i][0] or start < leading_ends[i]  # only brackets before it
-        if leading and i > 0:
-            return spans[i - 1][2]
-        return spans[i][2]
-    return spans[-1][2] if spans else ""
+    group = 0
+    for sentence in inspection.answer_markup.sentences:
+        for marker in sentence.markers:
+            group += 1
+            refs = [r for r in marker.refs if _judged(r, inspection, prefixes)]
+            markers.extend(Marker(ref, marker.raw, sentence.text, group) for ref in refs)
+    return markers[:MAX_MARKERS]
 
 
 @lru_cache(maxsize=4096)
-def _sentence_stems(sentence: str) -> frozenset[str]:
-    # Cached: every bracket of one long sentence asks for the same stems.
-    return stem_set(_BRACKET_RE.sub(" ", sentence))
+def _claim_stems(sentence: str, question: str) -> frozenset[str]:
+    """Content stems of what the sentence claims (claims.py): none for a refusal or a greeting, whose marker
+    cannot cite the wrong chunk; the question's for a bare "yes" / "no". Cached: every marker of one long
+    sentence asks for the same stems."""
+    return frozenset().union(*(stem_set(c.text) for c in extract_claims(sentence, [sentence], question)))
 
 
 def _support(stems: frozenset[str], chunk_stems: frozenset[str]) -> float:
@@ -201,7 +124,7 @@ class CitationCheck:
         return findings
 
     def _wrong_chunks(self, cited: list[tuple[Marker, int]], inspection: Inspection) -> list[Finding]:
-        stems = _sentence_stems(cited[0][0].sentence)
+        stems = _claim_stems(cited[0][0].sentence, inspection.question)
         union = frozenset().union(*(inspection.chunk_stems[i] for _, i in cited))
         if _support(stems, union) >= self._threshold:
             return []  # the cited chunks together support the sentence

@@ -1,4 +1,5 @@
-"""The contradiction check: numeric, swapped-value, date, negation and billing-cycle conflicts with the context.
+"""The contradiction check: numeric, bound, swapped-value, date, negation, billing, schedule (hours, weekdays,
+time zone), frequency, obligation and exception conflicts with the context.
 
 `score` is 1.0 when any contradiction is found and 0.0 otherwise. It is deliberately not graded: every
 sub-check already demands subject alignment before it reports, so a finding is strong evidence on its own,
@@ -6,7 +7,7 @@ and the healer's contradiction patch needs a yes/no. Weaker signals go to `detai
 `unsupported_numbers` lists answer quantities found nowhere in the context with nothing competing for their
 subject (the faithfulness check's territory, but useful as a feature).
 
-`details` keys: one count per kind (numeric, swapped_value, date, negation, billing), `unsupported_numbers`
+`details` keys: one count per kind (KINDS), `unsupported_numbers`
 (literal answer spans), `numbers_checked`, `numbers_unsupported`, `sentences_checked`.
 `verified` lists answer sentences whose numbers all agree with the context and that raised no finding.
 """
@@ -19,17 +20,22 @@ from stream_guard.checks.alignment import ContradictionView
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.checks.billing import analyze_billing
 from stream_guard.checks.dates import analyze_dates
+from stream_guard.checks.exceptions import analyze_exceptions
+from stream_guard.checks.frequency import analyze_frequency
 from stream_guard.checks.negation import analyze_negation
 from stream_guard.checks.numeric import analyze_numeric
+from stream_guard.checks.obligations import analyze_obligations
+from stream_guard.checks.schedules import analyze_schedules
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import CheckResult, Finding
 
-KINDS = ("numeric", "swapped_value", "date", "negation", "billing")
+KINDS = ("numeric", "bound", "currency", "swapped_value", "date", "negation", "billing", "hours", "weekday", "time_zone",
+         "frequency", "obligation", "exception")
 
 
 class ContradictionCheck:
-    """Runs the four contradiction sub-checks over one shared view of the inspection and merges them."""
+    """Runs the contradiction sub-checks over one shared view of the inspection and merges them."""
 
     name = "contradiction"
 
@@ -40,7 +46,10 @@ class ContradictionCheck:
         started = time.perf_counter()
         view = ContradictionView(inspection)
         numeric = analyze_numeric(view)
-        findings = _dedupe([*numeric.findings, *analyze_dates(view), *analyze_negation(view), *analyze_billing(view)])
+        findings = _dedupe([
+            *numeric.findings, *analyze_dates(view), *analyze_negation(view), *analyze_billing(view),
+            *analyze_schedules(view), *analyze_frequency(view), *analyze_obligations(view), *analyze_exceptions(view),
+        ])
         details: dict[str, object] = {kind: sum(1 for f in findings if f.kind == kind) for kind in KINDS}
         details.update(
             unsupported_numbers=list(numeric.unsupported),

@@ -2,7 +2,8 @@
 
 Dates are read as (year, month, day) with missing parts left open: "in 2019", "March 2019", "March 3",
 "March 3, 2021", "3 March 2021", "2021-03-03", "03/03/2021" (both month/day orders are kept, since the
-text does not say which one it uses). Two dates agree when every part both give is equal; they conflict
+text does not say which one it uses), and quarters ("Q3 2025", "third quarter of 2025", "3Q25": the same quarter
+in any form agrees, another quarter or another year conflicts). Two dates agree when every part both give is equal; they conflict
 when a part both give differs. Bare four-digit numbers 1900-2100 without a unit or currency are years
 (the quantity extractor leaves them here). A conflict is reported only when the answer's date occurs nowhere
 in the context and a context date for the same subject (shared stems near the dates and/or an aligned
@@ -43,10 +44,17 @@ _DAY = r"(?P<{g}>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?P<{g}>1[89]\d\d|20\d\d|2100)"
 # Every alternative starts at a digit or a capital month initial; the lookahead lets the engine skip all
 # other positions at once (8x faster on long contexts).
+_QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _DATE_RE = re.compile(
-    r"(?=[0-9JFMASOND])(?:"
+    r"(?=[0-9JFMASONDQT]|q[1-4]|first|second|third|fourth)(?:"
     + "|".join(
         [
+            # Quarters: "Q3 2025", "Q4", "3Q25", "third quarter of 2025", "Third-quarter 2025", "2025 Q3"
+            r"\b[Qq](?P<q1>[1-4])(?:[\s-]++(?:FY)?(?P<qy1>(?:19|20)\d\d))?\b",
+            r"\b(?P<q2>[1-4])Q(?P<qy2>\d\d)?\b",
+            r"\b(?P<qw>(?i:first|second|third|fourth)|1st|2nd|3rd|4th)[\s-]++(?i:quarter)(?:\s++of)?"
+            r"(?:,?\s++(?:(?i:fiscal)\s++)?(?P<qy3>(?:19|20)\d\d))?\b",
+            r"\b(?P<qy4>(?:19|20)\d\d)\s++[Qq](?P<q4>[1-4])\b",
             r"(?<![\d-])" + _YEAR.format(g="iy") + r"-(?P<im>0?[1-9]|1[0-2])-(?P<id>[12]\d|3[01]|0?[1-9])(?![\d-])",
             r"\b" + _MONTH.format(g="m1") + r"\s+" + _DAY.format(g="d1")
             + r"(?![\d:])(?:,?\s+" + _YEAR.format(g="y1") + r")?\b",
@@ -75,9 +83,10 @@ class DateMention:
     text: str
     start: int
     end: int
-    readings: tuple[tuple[int | None, int | None, int | None], ...]
+    readings: tuple[tuple[int | None, int | None, int | None], ...]  # (year, month, day); None = not given
     subject: frozenset[str] = frozenset()
     role: str | None = None  # "start" or "end" of a period, from the words just before the date
+    quarter: int | None = None  # 1-4 for "Q3 2025", "third quarter"; the readings then give the year alone
 
     @property
     def year(self) -> int | None:
@@ -95,16 +104,33 @@ def extract_dates(text: str) -> list[DateMention]:
 def _extract_cached(text: str) -> tuple[DateMention, ...]:
     raw: list[tuple[int, int, tuple[tuple[int | None, int | None, int | None], ...]]] = []
     for m in _DATE_RE.finditer(text):
-        readings = _readings(m, text)
+        quarter = _quarter(m)
+        readings = _readings(m, text) if quarter is None else ((_quarter_year(m), None, None),)
         if readings:
-            raw.append((m.start(), m.end(), readings))
+            raw.append((m.start(), m.end(), readings, quarter))
     return tuple(
         DateMention(
             text[start:end], start, end, readings, clause_stems(text, start, end, skip=_NOT_SUBJECT),
-            _role(text, start),
+            _role(text, start), quarter,
         )
-        for start, end, readings in raw
+        for start, end, readings, quarter in raw
     )
+
+
+def _quarter(m: re.Match[str]) -> int | None:
+    g = m.groupdict()
+    for key in ("q1", "q2", "q4"):
+        if g[key]:
+            return int(g[key])
+    return _QUARTER_WORDS[g["qw"].lower()] if g["qw"] else None
+
+
+def _quarter_year(m: re.Match[str]) -> int | None:
+    g = m.groupdict()
+    if g["qy2"]:
+        return 2000 + int(g["qy2"])
+    year = g["qy1"] or g["qy3"] or g["qy4"]
+    return int(year) if year else None
 
 
 _END_CUES = frozenset("end ends ended ending until till through thru to by expire expires expired close closes "
@@ -184,7 +210,20 @@ def _parts_agree(a: tuple[int | None, ...], b: tuple[int | None, ...]) -> bool |
     return True if shared else None
 
 
+def _quarter_of(d: DateMention) -> int | None:
+    if d.quarter is not None:
+        return d.quarter
+    months = {r[1] for r in d.readings}
+    return (months.pop() - 1) // 3 + 1 if len(months) == 1 and None not in months else None
+
+
 def dates_agree(a: DateMention, b: DateMention) -> bool | None:
+    if a.quarter is not None or b.quarter is not None:
+        qa, qb = _quarter_of(a), _quarter_of(b)
+        if qa is not None and qb is not None and qa != qb:
+            return False  # "Q3" against "fourth quarter", or against a date in another quarter
+        if (a.year is None or b.year is None) and qa is not None and qb is not None:
+            return True  # "Q4" and "fourth quarter of 2025": the same quarter, one year left open
     results = [_parts_agree(ra, rb) for ra in a.readings for rb in b.readings]
     if any(r is True for r in results):
         return True
@@ -233,6 +272,10 @@ def _dates_if_any(text: str) -> list[DateMention]:
 
 
 def _best_rival(d: DateMention, rivals: list[_Placed], overlaps: dict[int, int], answer_stems: int) -> _Placed | None:
+    if d.quarter is not None:
+        # "Q3 2024" against "Q3 2025 ... Q2 2025": the same quarter in another year is the one it restates.
+        same_quarter = [p for p in rivals if _quarter_of(p.date) == d.quarter]
+        rivals = same_quarter or rivals
     scored: list[tuple[int, int, _Placed]] = []
     for p in rivals:
         local = len(d.subject & p.date.subject)
@@ -252,7 +295,7 @@ def _best_rival(d: DateMention, rivals: list[_Placed], overlaps: dict[int, int],
 def _source_literal(answer: DateMention, source: DateMention) -> str:
     """The part of the source date that replaces the answer's: a year for a year, the full date otherwise."""
     given = [part is not None for part in answer.readings[0]]
-    if given == [True, False, False] and source.year is not None:
+    if given == [True, False, False] and answer.quarter is None and source.year is not None:
         year = str(source.year)
         if year in source.text:
             return year

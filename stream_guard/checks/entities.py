@@ -34,6 +34,7 @@ from stream_guard.text.ner import (
     make_recognizer,
 )
 from stream_guard.wire.report import CheckResult, Finding, FindingType
+from stream_guard.text.names import variants
 from stream_guard.text.words import STOP_WORDS
 
 CORE_LABELS: frozenset[str] = frozenset({PERSON, ORG, CITATION})
@@ -224,7 +225,29 @@ _MATCHERS = {PERSON: _person_in, ORG: _org_in, CITATION: _citation_in}
 
 
 def entity_in_chunk(entity: Entity, chunk: _Chunk) -> bool:
-    return _MATCHERS.get(entity.label, _other_in)(entity.text, chunk)
+    """Whether the chunk names the entity, as written or in a well-known equivalent form ("U.S." for "United
+    States", "MA" for "Massachusetts", "Rd" for "Road": text/names.py)."""
+    match = _MATCHERS.get(entity.label, _other_in)
+    if match(entity.text, chunk):
+        return True
+    if entity.label == CITATION:
+        return False
+    return any(match(variant, chunk) for variant in variants(" ".join(_tokens(entity.text))))
+
+
+# Tokens of a schedule or a date written with capitals ("Mon-Fri 9am-5pm", "Pacific Time", "Q4"): values, which
+# the contradiction checks compare, not names.
+_VALUE_TOKEN_RE = re.compile(
+    r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|sday|rsday|urday)?s?|"
+    r"jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|am|pm|noon|midnight|time|standard|daylight|"
+    r"et|est|edt|ct|cst|cdt|mt|mst|mdt|pt|pst|pdt|utc|gmt|eastern|central|mountain|pacific|q[1-4]|[1-4]q|"
+    r"\d+(?:am|pm|st|nd|rd|th|h)?"
+)
+
+
+def _value_only(text: str) -> bool:
+    tokens = _tokens(text)
+    return bool(tokens) and all(_VALUE_TOKEN_RE.fullmatch(t) for t in tokens)
 
 
 def _key(entity: Entity) -> tuple[str, str]:
@@ -236,7 +259,7 @@ def _sentence_of(entity: Entity, inspection: Inspection) -> str:
     if entity.start >= 0:
         i = bisect_right([start for start, _ in spans], entity.start) - 1
         if i >= 0 and entity.start < spans[i][1]:
-            return inspection.answer[spans[i][0] : spans[i][1]]
+            return inspection.answer_text[spans[i][0] : spans[i][1]]
         return entity.text
     return next((s for s in inspection.answer_sentences if entity.text in s), entity.text)
 
@@ -262,7 +285,7 @@ class EntityCheck:
     def entities(self, inspection: Inspection) -> tuple[Entity, ...]:
         if inspection.answer_entities is not None:
             return inspection.answer_entities
-        if not inspection.answer.strip():
+        if not inspection.answer_text.strip():
             return ()
         return batch_answer_entities(self._recognizer, [inspection])[0]
 
@@ -297,6 +320,8 @@ class EntityCheck:
             return False  # a lone letter ("F" of "75°F") is tagging noise
         if entity.label == CITATION:
             return True
+        if _value_only(entity.text):
+            return False  # "Mon-Fri 9am-5pm" (org), "Pacific Time" (person): spaCy tags values as names
         # A name is written with a capital; all-lower-case spans ("sauté garlic") are tagging noise.
         has_capital = any(c.isupper() for c in entity.text)
         return has_capital and not _SOURCE_REFERENCE_RE.match(entity.text)

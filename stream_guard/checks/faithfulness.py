@@ -20,14 +20,16 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from typing import Protocol, Sequence
 
 from stream_guard.checks.alignment import MAX_ANSWER_VALUES, MAX_CONTEXT_VALUES, capped_per_sentence
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.text.claims import Claim, claim_words, extract_claims
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.inspection import CHUNK_CACHE_SIZE, Inspection
-from stream_guard.text.quantities import Quantity, comparable, extract_quantities, may_contain_quantity, values_agree
+from stream_guard.text.quantities import Quantity, bears_out, comparable, extract_quantities, may_contain_quantity, same_value
+from stream_guard.text.quantities.bounds import BOUNDS
 from stream_guard.wire.report import CheckResult, Finding, FindingType
 from stream_guard.checks.record_claims import (
     FieldConflict,
@@ -37,6 +39,8 @@ from stream_guard.checks.record_claims import (
     time_conflicts,
     unstated_fields,
 )
+from stream_guard.text.frequency import Frequency, frequencies
+from stream_guard.text.schedule import clock_times
 from stream_guard.text.words import stem
 
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
@@ -116,6 +120,18 @@ class _ContextFacts:
     neutral: frozenset[str] = frozenset()
     _pools: dict[str, list[Quantity]] | None = None
 
+    @cached_property
+    def clock(self) -> frozenset[int]:
+        """Clock times the context states, in minutes after midnight (the first MAX_CONTEXT_VALUES)."""
+        texts = (sentence.text for sentence in self.inspection.context_sentences)
+        return frozenset(t.minutes for found in capped_per_sentence(texts, clock_times, MAX_CONTEXT_VALUES) for t in found)
+
+    @cached_property
+    def frequencies(self) -> list[Frequency]:
+        """Frequencies the context states (the first MAX_CONTEXT_VALUES)."""
+        texts = (sentence.text for sentence in self.inspection.context_sentences)
+        return [f for found in capped_per_sentence(texts, frequencies, MAX_CONTEXT_VALUES) for f in found]
+
     @property
     def pools(self) -> dict[str, list[Quantity]]:
         """Context quantities by dimension: a figure is only ever compared with its own kind."""
@@ -127,16 +143,27 @@ class _ContextFacts:
         return self._pools
 
     def supports(self, q: Quantity) -> bool:
-        if q.unit is None and _normalize_number(f"{q.magnitude:g}") in self.numbers:
+        """Whether the context states `q`: the same value anywhere (in any comparable form), or a value that
+        bears it out (a range holding it, a figure meeting its bound) said of the same subject (shared words
+        near the two values, or the same counted noun: "over 130 people" and "131 people"). A limit in the
+        context supports only itself, and an answer's range must lie inside the context's, never the reverse."""
+        if q.unit is None and q.qualifier not in BOUNDS and _normalize_number(f"{q.magnitude:g}") in self.numbers:
             return True
-        if any(comparable(q, c) and values_agree(q, c) for c in self.pools.get(q.dimension, ())):
+        pool = [c for c in self.pools.get(q.dimension, ()) if comparable(q, c)]
+        if any(same_value(q, c) for c in pool):
+            return True
+        if any(bears_out(c, q) and ((q.subject & c.subject) - q.counted or q.counted & c.counted) for c in pool):
             return True
         # "5 mg per day" where the context states "5 mg": the amount is attested (the numeric check does the
         # same; a rate is never compared with a plain amount as if they were alike).
         if q.numerator is not None:
             unit, amount = q.numerator
             return any(_same_amount(amount, c.value) for c in self.pools.get(unit, ()))
-        return False
+        # "100 GB" where the context states "$5 per 100 GB per month": the amount of a rate is attested too.
+        return any(
+            c.numerator is not None and c.numerator[0] == q.dimension and _same_amount(q.value, c.numerator[1])
+            for dimension, pool in self.pools.items() if "/" in dimension for c in pool
+        )
 
 
 def _same_amount(a: float, b: float) -> bool:
@@ -144,26 +171,41 @@ def _same_amount(a: float, b: float) -> bool:
 
 
 def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
-    """The claim text with its supported quantities blanked out (their words are grounded), and the
-    literal figures the context does not support: quantities that agree with none, and other numbers
-    (years, identifiers) that occur nowhere in the context. At most MAX_ANSWER_VALUES quantities of a claim
-    are compared; any past them are read as plain numbers."""
+    """The claim text with its supported values blanked out (their words are grounded), and the literal
+    figures the context does not support: quantities that agree with none, clock times and frequencies it
+    states in no form ("4 pm" is "16:00", "every 12 hours" is "twice daily"), and other numbers (years,
+    identifiers) that occur nowhere in the context. At most MAX_ANSWER_VALUES quantities of a claim are
+    compared; any past them are read as plain numbers."""
     quantities = extract_quantities(text)[:MAX_ANSWER_VALUES]
     verdicts = [facts.supports(q) for q in quantities]
-    supported = [q for q, ok in zip(quantities, verdicts) if ok]
+    times = clock_times(text)
+    timed = [any(t.minutes == c or {t.minutes, c} <= {0, 1440} for c in facts.clock) for t in times]
+    often = frequencies(text)
+    oftened = [any(f.agrees(c) for c in facts.frequencies) for f in often]
+    supported: list[_Span] = [q for q, ok in zip(quantities, verdicts) if ok]
+    supported += [t for t, ok in zip(times, timed) if ok] + [f for f, ok in zip(often, oftened) if ok]
     missing = [q.text for q, ok in zip(quantities, verdicts) if not ok]
-    missing += sorted(numbers_in(_strip_spans(text, quantities)) - facts.numbers)
+    missing += [t.text for t, ok in zip(times, timed) if not ok]
+    missing += sorted(numbers_in(_strip_spans(text, [*quantities, *times, *often])) - facts.numbers)
     return _strip_spans(text, supported), tuple(dict.fromkeys(missing))
 
 
-def _strip_spans(text: str, quantities: list[Quantity]) -> str:
-    if not quantities:
+class _Span(Protocol):
+    start: int
+    end: int
+
+
+def _strip_spans(text: str, spans: Sequence[_Span]) -> str:
+    if not spans:
         return text
     out, cursor = [], 0
-    for q in quantities:
-        out.append(text[cursor : q.start])
+    for span in sorted(spans, key=lambda s: s.start):
+        if span.start < cursor:
+            cursor = max(cursor, span.end)  # overlapping readings of one value ("three times daily")
+            continue
+        out.append(text[cursor : span.start])
         out.append(" ")
-        cursor = q.end
+        cursor = span.end
     out.append(text[cursor:])
     return "".join(out)
 
@@ -186,6 +228,33 @@ def _best_sentence(stems: frozenset[str], inspection: Inspection) -> tuple[float
     return count / len(stems), best_index
 
 
+# A quotation of at least this many characters found verbatim in a chunk is grounded by the chunk.
+_QUOTE_RE = re.compile(r"[\"“]([^\"“”\n]{12,600})[\"”]")
+# Words around a verbatim quote that are only its framing ("As the source puts it:"); more is a claim of its own.
+_FRAMING_WORDS = 4
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.lower().replace("’", "'").split())
+
+
+def _without_verbatim_quotes(text: str, inspection: Inspection) -> tuple[str, bool]:
+    """The claim text with every quotation the context holds verbatim blanked out, and whether there was one."""
+    if '"' not in text and "“" not in text:
+        return text, False
+    context = inspection.memo.get(("folded context",))
+    if context is None:
+        context = inspection.memo.setdefault(("folded context",), _folded(inspection.context_text))
+    out, cursor, found = [], 0, False
+    for m in _QUOTE_RE.finditer(text):
+        if _folded(m.group(1)).strip(" .,;:") in context:  # type: ignore[operator]
+            out.append(text[cursor : m.start()])
+            out.append(" ")
+            cursor, found = m.end(), True
+    out.append(text[cursor:])
+    return "".join(out), found
+
+
 def ground_claim(
     claim: Claim,
     inspection: Inspection,
@@ -194,7 +263,10 @@ def ground_claim(
 ) -> ClaimGrounding:
     facts = numbers if isinstance(numbers, _ContextFacts) else _ContextFacts(inspection, numbers)
     text, missing_numbers = _figures(claim.text, facts) if may_contain_quantity(claim.text) else (claim.text, ())
+    text, quoted = _without_verbatim_quotes(text, inspection)
     words = claim_words(text)
+    if quoted and len(words) <= _FRAMING_WORDS:
+        words = []  # a verbatim quote and its framing ("As the source puts it: ...") is grounded by the quote
     if facts.neutral:
         words = [w for w in words if stem(w) not in facts.neutral]
     stems = frozenset(stem(w) for w in words)
@@ -296,7 +368,7 @@ class FaithfulnessCheck:
         self._threshold = config.faithfulness_threshold
 
     def groundings(self, inspection: Inspection) -> list[ClaimGrounding]:
-        claims = extract_claims(inspection.answer, inspection.answer_sentences)
+        claims = extract_claims(inspection.answer_text, inspection.answer_sentences, inspection.question)
         if not claims:
             return []
         # A repair is re-inspected against the same context and mostly repeats the original's claims: the

@@ -5,6 +5,9 @@ Two shapes are caught:
 - numeric: the answer's value occurs nowhere in the context (in any comparable form: "two weeks" is
   "14 days", "1,200" is "1200"), while the context gives a different value of the same dimension for the
   same subject ("30 days" vs "14 days" for returns).
+- bound: the same figure under another limit ("at least 10 users" where the source says "up to 10 users", "at
+  least $50,000" for "shall not exceed $50,000"); the finding's values are the whole phrases.
+- currency: the same amount in another currency ("$20" where the source says "€20").
 - swapped_value: the answer's value does occur in the context, but attached to another subject; the
   context gives the answer's subject a different value ("Basic costs $10, Pro costs $20" -> "Pro costs $10").
 
@@ -25,7 +28,8 @@ from stream_guard.checks.alignment import (
     surface_words,
     tied_to_subject,
 )
-from stream_guard.text.quantities import Quantity, comparable, values_agree, written_in
+from stream_guard.text.quantities import Quantity, bears_out, comparable, same_value, values_agree, written_in
+from stream_guard.text.quantities.bounds import BOUNDS
 from stream_guard.wire.report import Finding
 
 
@@ -64,11 +68,19 @@ def analyze_numeric(view: ContradictionView) -> NumericAnalysis:
             checked += 1
             others = neighbours(quantities, k)
             pool = [p for p in pools.get(q.dimension, ()) if comparable(q, p.quantity)]
-            agreeing = [p for p in pool if values_agree(q, p.quantity)]
+            # The same value anywhere, or a value that bears it out said of the same subject (a range holding it,
+            # a figure meeting its bound): never a limit or a range that merely does not exclude it.
+            agreeing = [
+                p for p in pool
+                if same_value(q, p.quantity)
+                or bears_out(p.quantity, q)
+                and (q.counted & p.quantity.counted or _same_subject(q, p, overlaps, len(sentence.stems)) is not None)
+            ]
             rivals = [p for p in pool if not _accounted(p.quantity, q, others)]
             # A bare count written anywhere in the context ("131 were affected") is attested, even when the
-            # context words it differently from the answer.
-            if agreeing or (q.unit is None and written_in(context_text, q.magnitude)):
+            # context words it differently from the answer (unless the answer makes it a limit).
+            literal = q.unit is None and q.qualifier not in BOUNDS and written_in(context_text, q.magnitude)
+            if agreeing or literal:
                 own_stems = sentence.stems - frozenset().union(*(o.subject for o in others))
                 swap = _swapped(view, q, own_stems, agreeing, rivals, overlaps)
                 if swap is not None:
@@ -76,7 +88,10 @@ def analyze_numeric(view: ContradictionView) -> NumericAnalysis:
                 continue
             rival = _best_rival(q, rivals, overlaps, len(sentence.stems))
             if rival is None:
-                if not _stated_as_amount(q, pools):  # "5 mg per day" where the context says "5 mg" is attested
+                other = _other_currency(q, pools, overlaps, len(sentence.stems))
+                if other is not None:
+                    findings.append(_currency_finding(view, sentence.text, q, other))
+                elif not _stated_as_amount(q, pools):  # "5 mg per day" where the context says "5 mg" is attested
                     unsupported.append(q.text)
                 continue
             findings.append(_numeric_finding(view, sentence.text, q, rival))
@@ -89,6 +104,29 @@ def _context_pools(view: ContradictionView) -> dict[str, list[_Placed]]:
         for q in quantities:
             pools.setdefault(q.dimension, []).append(_Placed(q, i))
     return pools
+
+
+_MONEY = frozenset("usd eur gbp jpy inr".split())
+
+
+def _other_currency(
+    q: Quantity, pools: dict[str, list[_Placed]], overlaps: dict[int, int], answer_stems: int
+) -> _Placed | None:
+    """The same amount in another currency, said of the same subject ("$20" where the source says "€20")."""
+    if q.unit not in _MONEY:
+        return None
+    scored = [
+        (*evidence, p)
+        for unit in _MONEY - {q.unit}
+        for p in pools.get(unit, ())
+        if _same_number(q, p.quantity) and (evidence := _same_subject(q, p, overlaps, answer_stems)) is not None
+    ]
+    return strongest_rival(scored, lambda a, b: a.quantity.unit == b.quantity.unit)
+
+
+def _currency_finding(view: ContradictionView, statement: str, q: Quantity, other: _Placed) -> Finding:
+    evidence = f"answer says '{q.text}' ({q.unit.upper()}) but the source says '{other.quantity.text}' ({other.quantity.unit.upper()})"  # type: ignore[union-attr]
+    return _quantity_finding(view, "currency", statement, q, other, evidence)
 
 
 def _stated_as_amount(q: Quantity, pools: dict[str, list[_Placed]]) -> bool:
@@ -198,11 +236,29 @@ def _subject_words(statement: str, *quantities: Quantity) -> str:
 
 
 def _numeric_finding(view: ContradictionView, statement: str, q: Quantity, rival: _Placed) -> Finding:
+    theirs = rival.quantity
     evidence = (
-        f"answer says '{q.text}' but the source says '{rival.quantity.text}' "
-        f"for '{_subject_words(statement, q, rival.quantity)}'"
+        f"answer says '{q.lead}{q.text}' but the source says '{theirs.lead}{theirs.text}' "
+        f"for '{_subject_words(statement, q, theirs)}'"
     )
+    if q.qualifier != theirs.qualifier and _same_number(q, theirs):
+        # The same figure under another limit ("at least 10" for "up to 10"): the bound words are the value.
+        return contradiction_finding(
+            view, rival.sentence, kind="bound", statement=statement, evidence=evidence,
+            answer_value=f"{q.lead}{q.text}", source_value=f"{_PLAIN_BOUND.get(theirs.qualifier, '')}{theirs.text}",
+        )
     return _quantity_finding(view, "numeric", statement, q, rival, evidence)
+
+
+# The source's limit as a repair writes it into the answer's sentence ("shall not exceed $50,000" -> "no more
+# than $50,000"); the evidence quotes the source as written.
+_PLAIN_BOUND = {"at_most": "no more than ", "at_least": "at least ", "approx": "about "}
+
+
+def _same_number(a: Quantity, b: Quantity) -> bool:
+    return abs(a.low - b.low) <= max(a.precision, b.precision, 1e-9 * abs(a.low)) and abs(a.high - b.high) <= max(
+        a.precision, b.precision, 1e-9 * abs(a.high)
+    )
 
 
 def _swap_finding(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from stream_guard.text.records import _DAYS, _RECORD_CACHE, Field, Record, key_words
+from stream_guard.text.schedule import CLOSED_RE, days_named, schedule_parts
 from stream_guard.text.words import stem
 
 # Key words that name a record's shape rather than a property ("RestaurantsGoodForGroups" is about groups).
@@ -49,13 +50,6 @@ _NEGATION_AFTER = 3
 
 # Words and commas: a comma ends what a following negation can reach.
 _CLAIM_TOKEN_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|,")
-
-
-_TIME_RE = re.compile(
-    r"\b(\d{1,2})(?::(\d{2}))?(?:\s*(?:or|to|-|–|until|till)\s*(\d{1,2})(?::(\d{2}))?)?\s*([ap])\.?\s?m\b\.?"
-    r"|\b([01]?\d|2[0-4]):([0-5]\d)\b|\b(noon|midday|midnight)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -227,74 +221,6 @@ def schema_stems(records: tuple[Record | None, ...]) -> frozenset[str]:
     return _schema_stems(keys)
 
 
-def claim_times(claim: str) -> list[int]:
-    """Clock times a claim states, in minutes after midnight: "4 PM" -> 960, "9 or 10 pm" -> 1260, 1320."""
-    out: list[int] = []
-    for m in _TIME_RE.finditer(claim):
-        if m.group(8):
-            word = m.group(8).lower()
-            out.append(0 if word == "midnight" else 720)
-            continue
-        if m.group(6) is not None:
-            out.append(int(m.group(6)) * 60 + int(m.group(7)))
-            continue
-        pm = m.group(5).lower() == "p"
-        for hour, minute in ((m.group(1), m.group(2)), (m.group(3), m.group(4))):
-            if hour is None:
-                continue
-            h = int(hour) % 12 + (12 if pm else 0)
-            if h > 24:
-                continue
-            out.append(h * 60 + int(minute or 0))
-    return out
-
-
-_DAY_NAME = r"(mon|tues|wednes|thurs|fri|satur|sun)days?"
-
-
-_DAY_ABBR = r"(mon|tue|wed|thu|fri|sat|sun)\.?"
-
-
-_DAY_RE = re.compile(
-    rf"\b{_DAY_NAME}\b(?:\s*(?:-|–|to|through|thru|until)\s*\b{_DAY_NAME}\b)?"
-    rf"|\b{_DAY_ABBR}\s*[-–]\s*{_DAY_ABBR}(?!\w)"
-    r"|\b(every\s+day|daily|seven\s+days|7\s+days|weekdays|weekends?)\b",
-    re.IGNORECASE,
-)
-
-
-_CLOSED_RE = re.compile(r"\bclosed?\b|\bnot\s+open\b|\bexcept\b", re.IGNORECASE)
-
-
-_SPAN_DAYS = {"every day": _DAYS, "daily": _DAYS, "seven days": _DAYS, "7 days": _DAYS,
-              "weekdays": _DAYS[:5], "weekend": _DAYS[5:], "weekends": _DAYS[5:]}
-
-
-def _day(prefix: str) -> str:
-    return next(d for d in _DAYS if d.startswith(prefix.lower()[:3]))
-
-
-def claim_days(claim: str) -> set[str]:
-    """Days of the week a claim says something happens on: named, in a range ("Monday to Friday",
-    wrapping past Sunday), or as "daily", "seven days", "weekdays", "weekends"."""
-    out: set[str] = set()
-    for m in _DAY_RE.finditer(claim):
-        if m.group(5):
-            out.update(_SPAN_DAYS[" ".join(m.group(5).lower().split())])
-            continue
-        start, end = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        first = _DAYS.index(_day(start))
-        if end is None:
-            out.add(_DAYS[first])
-            continue
-        last = _DAYS.index(_day(end))
-        k = first
-        while True:
-            out.add(_DAYS[k])
-            if k == last:
-                break
-            k = (k + 1) % 7
-    return out
 
 
 # Amenities a business record lists as attributes, and the words a claim names them with. A claim naming
@@ -369,9 +295,9 @@ def day_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[str]:
     """Days the claim has the business open on that have no opening hours in the records. A claim about
     closing ("closed on Mondays", "except Sunday") is left alone."""
     known = frozenset().union(*(r.open_days for r in records if r is not None)) if records else frozenset()
-    if not known or _CLOSED_RE.search(claim):
+    if not known or CLOSED_RE.search(claim):
         return []
-    return sorted(claim_days(claim) - known, key=_DAYS.index)
+    return sorted(days_named(claim) - known, key=_DAYS.index)
 
 
 def time_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[int]:
@@ -387,7 +313,8 @@ def time_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[int]:
         return []
     per_day = _day_times(records)
     out: list[int] = []
-    for times, days in _scheduled_parts(claim):
+    for part in schedule_parts(claim):
+        times, days = [t.minutes for t in part.times], set(part.days)
         for t in times:
             if not _time_known(t, known):
                 out.append(t)
@@ -410,33 +337,4 @@ def _day_times(records: tuple[Record | None, ...]) -> dict[str, frozenset[int]]:
     return out
 
 
-# Where one statement of hours ends and the next begins: "4 pm to 10 pm Monday to Saturday, and 11 am to
-# 10 pm on Sunday".
-_SCHEDULE_BREAK_RE = re.compile(r"[;,]|\band\b|\bwhile\b|\bbut\b|\bwith\b", re.IGNORECASE)
 
-
-def _scheduled_parts(claim: str) -> list[tuple[list[int], set[str]]]:
-    """(times, days they are said of) for each part of the claim that states times. A part naming days but
-    no times takes the times of the part before ("11 am to 9 pm from Tuesday to Thursday and Friday to
-    Sunday"), and one naming times but no days the days of the part before; a part about closing or an
-    exception ("closed on Monday", "except Friday") is left out, and its days taken from the others."""
-    parts: list[tuple[list[int], set[str]]] = []
-    excepted: set[str] = set()
-    last_times: list[int] = []
-    last_days: set[str] = set()
-    for piece in _SCHEDULE_BREAK_RE.split(claim):
-        if _CLOSED_RE.search(piece):
-            excepted |= claim_days(piece)
-            last_times, last_days = [], set()
-            continue
-        times, days = claim_times(piece), claim_days(piece)
-        if not times and not days:
-            continue
-        if times and days:
-            parts.append((times, days))
-        elif times:
-            parts.append((times, set(last_days)))
-        elif last_times:
-            parts.append((list(last_times), days))
-        last_times, last_days = times or last_times, days or last_days
-    return [(times, days - excepted) for times, days in parts]

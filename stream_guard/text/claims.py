@@ -109,6 +109,11 @@ GENERIC_WORDS: frozenset[str] = frozenset(
     """.split()
 )
 
+# A bare reply to a yes-no question ("Yes", "no.", "Correct"): it asserts the question's proposition (or its
+# denial), so what it claims is the question's content, grounded or not as the question's words are.
+_BARE_REPLY_RE = re.compile(r"\s*+(?:yes|no|yep|nope|correct|incorrect|true|false)\s*+[.!]?\s*+", re.IGNORECASE)
+_QUESTION_END_RE = re.compile(r"[?\s]++$")
+
 _MIN_CLAUSE_WORDS = 6
 _MIN_CLAUSE_CONTENT = 3
 
@@ -179,10 +184,16 @@ def split_compound(text: str) -> list[str]:
     return [p.strip(" ,;") for p in parts if p.strip(" ,;")]
 
 
-def extract_claims(answer: str, sentences: list[str] | None = None) -> list[Claim]:
-    """Claims of an answer. Pass `sentences` when the answer is already split (Inspection caches it)."""
+def extract_claims(answer: str, sentences: list[str] | None = None, question: str = "") -> list[Claim]:
+    """Claims of an answer. Pass `sentences` when the answer is already split (Inspection caches it). A bare
+    "yes"/"no" answering `question` claims what the question asks ("Were both X and Y authors?" -> "both X and
+    Y authors"), so it is grounded through the question, not read as the word "yes"."""
     out: list[Claim] = []
-    for sentence in split_sentences(answer) if sentences is None else sentences:
+    split = split_sentences(answer) if sentences is None else sentences
+    if question.strip() and len(split) == 1 and _BARE_REPLY_RE.fullmatch(split[0]):
+        asked = _QUESTION_END_RE.sub("", question.strip())
+        return [Claim(text=asked, sentence=split[0].strip())] if content_words(asked) else []
+    for sentence in split:
         for line in sentence.splitlines():
             if not is_claim_sentence(line):
                 continue

@@ -13,6 +13,7 @@ from functools import cached_property, lru_cache
 from typing import Iterable, Sequence
 
 from stream_guard.wire.events import Chunk
+from stream_guard.text.markup import Markup, read_markup
 from stream_guard.text.records import Record, read_record
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.words import stem_set
@@ -154,19 +155,24 @@ class Inspection:
         return self.context_text.lower()
 
     @cached_property
+    def answer_markup(self) -> Markup:
+        """The answer read once: markdown and citation markers apart from the claim text (text/markup.py)."""
+        return read_markup(self.answer, frozenset(c.id for c in self.chunks))
+
+    @property
+    def answer_text(self) -> str:
+        """The answer's plain claim text: what every check reads (no markup, no citation markers, no URLs)."""
+        return self.answer_markup.plain
+
+    @cached_property
     def answer_sentences(self) -> list[str]:
-        return split_sentences(self.answer)
+        """Sentences of `answer_text` that can assert something (not headings, table headers or bare links)."""
+        return [s.text for s in self.answer_markup.sentences if s.is_claim]
 
     @cached_property
     def answer_sentence_spans(self) -> list[tuple[int, int]]:
-        """(start, end) of each answer sentence in the answer, in order (each is a stripped substring)."""
-        spans, cursor = [], 0
-        for sentence in self.answer_sentences:
-            start = self.answer.find(sentence, cursor)
-            if start >= 0:
-                spans.append((start, start + len(sentence)))
-                cursor = start + len(sentence)
-        return spans
+        """(start, end) of each `answer_sentences` entry in `answer_text`, in order."""
+        return [(s.start, s.end) for s in self.answer_markup.sentences if s.is_claim]
 
     @cached_property
     def context_sentences(self) -> list[ContextSentence]:

@@ -124,8 +124,10 @@ TITLES: frozenset[str] = frozenset(
 _TITLE_ALT = r"(?:Dr|Prof|Professor|Doctor|Mr|Mrs|Ms|Mx|Sir|Dame|Rev|Gen|Col|Capt|Lt|Sgt|Sen|Rep|Gov)"
 # Capitalised, not an acronym (a lower-case letter somewhere after the first). Read whole and possessively,
 # starting only at a word's first letter: "A" + "b" * 20000 or "A-A-A-..." is scanned once, not once per letter.
-_NAME_START = r"(?<![A-Za-z'’-])"
-_NAME_WORD = r"[A-Z](?=[A-Z'’-]*+[a-z])[a-zA-Z'’-]*+"
+# Letters of every script belong to a name ("Zdeno Chára", "Łukasz"); capitals are those of the Latin alphabets.
+_UPPER = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ"
+_NAME_START = r"(?<![^\W\d_])(?<!['’-])"
+_NAME_WORD = rf"[{_UPPER}](?=[{_UPPER}'’-]*+[^\W\d_{_UPPER}])(?:[^\W\d_]|['’-])*+"
 _TITLED_PERSON_RE = re.compile(rf"\b{_TITLE_ALT}\.?\s++{_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD}){{0,3}}")
 _TITLE_PREFIX_RE = re.compile(rf"\b{_TITLE_ALT}\.?\s+$")
 
@@ -175,7 +177,7 @@ def _is_common_word(word: str) -> bool:
 
 def _is_heading(line: str) -> bool:
     """Short title-case lines ("Key Findings", "## Named Entity Recognition") are headings, not names."""
-    words = re.findall(r"[A-Za-z][\w'’-]*", line)
+    words = re.findall(r"[^\W\d_][\w'’-]*", line)
     if not words or len(words) > 8 or line.rstrip().endswith((".", "?", "!")):
         return False
     capitalised = sum(w[0].isupper() for w in words)
@@ -482,7 +484,7 @@ def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[In
     around capitalised words absent from that inspection's context (nowhere else can a name be missing
     from it); the regex backend covers the rest, whose names are all in the context anyway but still
     count as checked entities."""
-    answers = [inspection.answer for inspection in inspections]
+    answers = [inspection.answer_text for inspection in inspections]
     if isinstance(recognizer, RegexRecognizer):
         return recognizer.extract(answers)
     jobs: list[tuple[int, int, str]] = []  # (inspection index, offset in the answer, text for NER)
@@ -490,10 +492,10 @@ def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[In
     fallback: list[list[Entity]] = [[] for _ in inspections]
     for i, inspection in enumerate(inspections):
         context_words = frozenset(_WORD_RE.findall(inspection.context_lower))
-        for citation in find_citations(inspection.answer):
+        for citation in find_citations(inspection.answer_text):
             per_answer[i].add(citation)
         budget = MAX_NER_CHARS
-        for offset, sentence in _sentence_offsets(inspection.answer):
+        for offset, sentence in _sentence_offsets(inspection.answer_text):
             spans = _novel_spans(sentence, context_words) if budget > 0 else []
             if spans:
                 for w_start, w_end in _windows(sentence, spans, WINDOW_WORDS):

@@ -21,9 +21,11 @@ Decisions worth knowing (each one trades recall for precision, on purpose):
 - "one" is a number only before a unit ("one week"); as a pronoun ("one of the") it is not.
 - Ranges ("5-7 days", "5 to 7 days", "between 5 and 7 days", "$10-$20") keep both bounds; a descending
   pair joined by a hyphen is a score or an identifier, not a range.
-- Approximate answers ("about 30", "nearly 1.2 million") and rounded figures get a tolerance, handled in
-  `values_agree`. "more than 100" / "up to 30 days" are bounds, but two bounds of the same kind compare
-  exactly ("up to 30" vs "up to 14" differ). "within" is not a bound: "within 14 days" is the window.
+- Approximate answers ("about 30", "nearly 1.2 million") and rounded figures get a tolerance (compare.py).
+  "more than 100", "up to 30 days", "no more than 4 g", "shall not exceed $50,000", "10 or more" are bounds
+  (bounds.py), and a bound is a limit: it bears out only itself, never another value of its unit; an
+  answer's range must lie inside the source's. "within" is not a bound: "within 14 days" is the window.
+- Legal numerals ("thirty (30) days", "30 (thirty) days") are one value, written twice.
 - Ages ("a 26-year-old", "26 years old") are their own unit, never compared with durations.
 - Only ASCII digits are numbers; other Unicode digits ("²", "٣") are ignored.
 - Rates are their own units: "100 km/h", "62 mph" and "60 miles per hour" are metres per day, "0.5 mg/kg" is
@@ -38,11 +40,11 @@ Decisions worth knowing (each one trades recall for precision, on purpose):
 - "ton" is any of the short, metric and long ton; "tonne" is 1,000 kg.
 """
 
-from stream_guard.text.quantities.compare import comparable, values_agree, written_in
+from stream_guard.text.quantities.compare import bears_out, comparable, same_value, values_agree, written_in
 from stream_guard.text.quantities.numbers import NUMBER_WORDS
 from stream_guard.text.quantities.quantity import Quantity
 from stream_guard.text.quantities.reading import extract_quantities, may_contain_quantity
 from stream_guard.text.quantities.units import DURATION_UNITS, UNITS
 
-__all__ = ["DURATION_UNITS", "NUMBER_WORDS", "UNITS", "Quantity", "comparable", "extract_quantities",
-           "may_contain_quantity", "values_agree", "written_in"]
+__all__ = ["DURATION_UNITS", "NUMBER_WORDS", "UNITS", "Quantity", "bears_out", "comparable", "extract_quantities",
+           "may_contain_quantity", "same_value", "values_agree", "written_in"]

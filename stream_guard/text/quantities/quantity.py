@@ -33,14 +33,17 @@ class Quantity:
     # A rate's numerator alone, (unit, value): "5 mg per day" -> ("kg", 5e-6). Lets the numeric check accept
     # "5 mg per day" where the context says "5 mg" without ever comparing a rate with a plain amount.
     numerator: tuple[str, float] | None = None
+    # The bound or approximation words written before the value, as written up to it ("no more than "), so
+    # `lead + text` is the literal phrase a finding quotes and a repair replaces; "" when there are none.
+    lead: str = ""
+
+    # Whether two numbers were written ("5 to 7 days", "$10-$20"), not one with a calendar unit's slack ("six and
+    # a half months" is one value between 182 and 201.5 days, not a range).
+    ranged: bool = False
 
     @property
     def is_range(self) -> bool:
-        return self.high > self.low and self.text_has_range
-
-    @property
-    def text_has_range(self) -> bool:
-        return any(sep in self.text for sep in ("-", "–", "—", " to ", " and "))
+        return self.ranged and self.high > self.low
 
     @property
     def dimension(self) -> str:

@@ -1,5 +1,5 @@
-"""Durations and ranges: "5-7 days", "between 5 and 7", "half a year", and the qualifiers that make a figure a bound
-("more than 100", "up to 30 days") or approximate ("about 30")."""
+"""Durations and ranges: "5-7 days", "between 5 and 7", "half a year" (the words that make a figure a bound or
+approximate are read in bounds.py)."""
 
 from __future__ import annotations
 
@@ -12,19 +12,6 @@ _DURATION_LEADS = frozenset(
     """within for in after over under than about around nearly almost approximately roughly least most only just
     take takes took taking last lasts lasted lasting spend spends spent of to""".split()
 )
-
-
-_APPROX = (
-    "approximately", "approx", "about", "around", "roughly", "nearly", "almost", "some", "circa", "ca", "~",
-    "estimated", "close",
-)  # fmt: skip
-
-
-_LOWER_BOUND = ("over", "above", "exceeding", "least", "upwards", "excess", "more", "greater", "minimum")
-
-
-# "within" is deliberately absent: "within 14 days" and "within 30 days" state different windows.
-_UPPER_BOUND = ("under", "below", "up", "most", "less", "fewer", "maximum", "max")
 
 
 def _read_hyphen_range(toks: list[_Tok], i: int, parse: _Parse) -> _Parse | int | None:
@@ -89,23 +76,3 @@ def _read_range(toks: list[_Tok], parse: _Parse) -> None:
     if high <= parse.value:
         return
     parse.high, parse.last, parse.decimals = high, last, max(parse.decimals, decimals)
-
-
-def _qualifier(toks: list[_Tok], first: int) -> str | None:
-    before = [t.low for t in toks[max(0, first - 3) : first]]
-    if not before:
-        return None
-    last = before[-1]
-    if last in _APPROX or last == "~" or before[-2:] == ["close", "to"]:
-        return "approx"
-    if last in ("than", "of", "to") and len(before) >= 2:
-        head = before[-2]
-        if head in ("more", "greater", "upwards", "excess"):
-            return "at_least"
-        if head in ("less", "fewer", "up"):
-            return "at_most"
-    if last in ("over", "above", "exceeding", "least", "minimum"):
-        return "at_least"
-    if last in ("under", "below", "most", "maximum", "max"):
-        return "at_most"
-    return None

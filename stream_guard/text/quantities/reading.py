@@ -21,13 +21,10 @@ from stream_guard.text.quantities.numbers import (
     _read_words,
 )
 from stream_guard.text.quantities.quantity import Quantity
+from stream_guard.text.quantities.bounds import BOUND_WORDS, qualifier
 from stream_guard.text.quantities.ranges import (
-    _APPROX,
     _DURATION_LEADS,
-    _LOWER_BOUND,
-    _UPPER_BOUND,
     _parse_half,
-    _qualifier,
     _read_hyphen_range,
     _read_range,
 )
@@ -95,9 +92,7 @@ _NOT_SUBJECT = (
     | NUMBER_WORDS
     | _UNIT_MODIFIERS
     | _BUSINESS_MODIFIERS
-    | frozenset(_APPROX)
-    | frozenset(_LOWER_BOUND)
-    | frozenset(_UPPER_BOUND)
+    | BOUND_WORDS
     | frozenset("per total percentage point points half roughly exactly only just approximately old aged".split())
 )
 
@@ -165,6 +160,9 @@ def _is_label_context(text: str, toks: list[_Tok], i: int) -> bool:
     nxt = toks[i + 1] if i + 1 < len(toks) else None
     if nxt is not None and nxt.low in _MONTH_NAMES and nxt.text[0].isupper():
         return True  # 1 April
+    if nxt is not None and (nxt.low in ("am", "pm") or nxt.low in ("a", "p") and i + 3 < len(toks)
+                            and toks[i + 2].text == "." and toks[i + 3].low == "m"):
+        return True  # "4 pm", "9 a.m.": a clock time (text/schedule.py reads those)
     # A list marker: "1." or "2)" at the start of a line.
     if i + 1 < len(toks) and toks[i + 1].text in ".)" and _glued(tok, toks[i + 1]):
         line_start = text.rfind("\n", 0, tok.start) + 1
@@ -241,6 +239,7 @@ def _parse_digits(text: str, toks: list[_Tok], i: int) -> _Parse | int | None:
         glued = _read_glued_suffix(toks, i, parse)
         if glued is not None:
             return glued
+    _read_legal_numeral(toks, parse)
     _read_tail(toks, parse)
     if parse.unit is None and parse.scale == 1.0 and _is_year(tok, parse):
         return None  # "in 2019", "2019 to 2021": the dates check owns years; "2000 mg" stays a quantity
@@ -303,6 +302,7 @@ def _parse_spelled(toks: list[_Tok], i: int) -> _Parse | int | None:
         return read.last + 1  # "in nineteen ninety-nine": a year, which the dates check owns
     value, last = read.value, read.last
     parse = _Parse(first=i, last=last, value=value, decimals=0)
+    _read_legal_numeral(toks, parse)
     _read_tail(toks, parse)
     # "one" and bare spelled numbers are too often pronouns or idioms ("one of the", "the two of them");
     # keep them only with a unit, money, a scale, or (from "two" up) a counted noun.
@@ -312,6 +312,25 @@ def _parse_spelled(toks: list[_Tok], i: int) -> _Parse | int | None:
     if toks[i].low == "one" and parse.unit is None:
         return None
     return parse
+
+
+def _read_legal_numeral(toks: list[_Tok], parse: _Parse) -> None:
+    """"thirty (30) days", "30 (thirty) days": the number written twice, as contracts write it, is one value
+    (the digits decide if the two differ)."""
+    j = parse.last + 1
+    if j + 2 >= len(toks) or toks[j].text != "(":
+        return
+    inner = toks[j + 1]
+    if _is_digits(inner) and toks[j + 2].text == ")":
+        if parse.first == parse.last and _is_digits(toks[parse.first]):
+            return  # "30 (30)" is not a legal numeral
+        parse.value, parse.decimals = _read_digits(inner)
+        parse.last = j + 2
+        return
+    if inner.low in _ONES or inner.low in _TENS:
+        read = _read_words(toks, j + 1)
+        if read is not None and not read.year and read.last + 1 < len(toks) and toks[read.last + 1].text == ")":
+            parse.last = read.last + 1
 
 
 def _parse_article(toks: list[_Tok], i: int) -> _Parse | None:
@@ -365,8 +384,11 @@ def _finish(text: str, toks: list[_Tok], parse: _Parse, spans: list[tuple[int, i
         # "a 26-year-old man", "he is 26 years old": an age, never the length of anything.
         unit, factor, magnitude = _Unit("age_years", 1.0), 1.0, parse.value * parse.scale
         value, low, high, precision = magnitude, magnitude, (parse.high or parse.value) * parse.scale, 0.5
+    if unit is not None and unit.unit == "day" and _prev_word(toks, parse.first) == "every":
+        return None  # "every 6 hours" says how often, not how long: text/frequency.py reads it
     start, end = toks[parse.first].start, toks[parse.last].end
     counted = _counted(toks, parse) if unit is None else frozenset()
+    kind, lead = qualifier(toks, parse.first, parse.last)
     return Quantity(
         text=text[start:end],
         start=start,
@@ -377,7 +399,9 @@ def _finish(text: str, toks: list[_Tok], parse: _Parse, spans: list[tuple[int, i
         unit=unit.unit if unit else None,
         subject=_subject(toks, parse, spans, k),
         counted=counted,
-        qualifier=_qualifier(toks, parse.first),
+        qualifier=kind,
+        lead=text[toks[lead].start : start] if lead < parse.first else "",
+        ranged=parse.high is not None,
         precision=precision,
         magnitude=magnitude,
         numerator=_numerator(unit, magnitude),

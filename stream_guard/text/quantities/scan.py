@@ -67,9 +67,14 @@ def _prev_word(toks: list[_Tok], i: int) -> str:
 
 
 def _sentence_initial(text: str, toks: list[_Tok], i: int) -> bool:
+    """Whether token i opens a sentence, a line or a list item ("2  Add 1 to 3 teaspoons": crawled lists run
+    their items on after a number and two spaces)."""
     if i == 0:
         return True
-    return toks[i - 1].text in ".!?\n:"
+    if toks[i - 1].text in ".!?\n:":
+        return True
+    gap = text[toks[i - 1].end : toks[i].start]
+    return "\n" in gap or ("  " in gap and "0" <= toks[i - 1].text[0] <= "9")
 
 
 def _skip_glued(toks: list[_Tok], i: int) -> int:

@@ -47,7 +47,7 @@ def _units() -> dict[str, _Unit]:
     add("gbps", _Unit("mbps", 1e3))
     add("mcg µg ug microgram micrograms", _Unit("kg", 1e-9))
     add("mg milligram milligrams", _Unit("kg", 1e-6))
-    add("gram grams", _Unit("kg", 1e-3))
+    add("g gram grams", _Unit("kg", 1e-3))
     add("kg kgs kilogram kilograms kilo kilos", _Unit("kg", 1.0))
     add("lb lbs pound pounds", _Unit("kg", 0.45359237))
     add("oz ounce ounces", _Unit("kg", 0.028349523))
@@ -209,6 +209,8 @@ def _read_unit(toks: list[_Tok], parse: _Parse) -> None:
             parse.unit, parse.last = UNITS["percent"], j + 1
         elif low == "percentage" and nxt in ("point", "points"):
             parse.unit, parse.last = _Unit("percentage_point", 1.0), j + 1
+        elif low == "percentage":
+            parse.unit, parse.last = UNITS["percent"], j  # "49 percentage chance": a percent, as written
         elif low == "basis" and nxt in ("point", "points"):
             parse.unit, parse.last = UNITS["bps"], j + 1
         return

@@ -70,3 +70,19 @@ def test_cycle_phrasings(text: str, cycle: str) -> None:
 
 def test_a_month_as_a_duration_is_not_a_cycle() -> None:
     assert billing_cycles("Cancel within a month of signing the contract.") == []
+
+
+def test_the_period_of_a_price_and_the_billing_cycle_are_compared_separately() -> None:
+    context = "The Team plan costs $12 per seat per month, billed monthly. Yearly billing is $120 per seat per year."
+    findings = billing(context, "The Team plan costs $12 per seat per year, billed quarterly.")
+    assert [(f.answer_value, f.source_value) for f in findings] == [("annual", "monthly"), ("quarterly", "monthly")]
+    assert "'$12 per seat per year, billed quarterly'" in findings[0].evidence
+    assert "'$12 per seat per month, billed monthly'" in findings[0].evidence
+    assert billing(context, "The Team plan is $12 per seat per month, billed monthly.") == []
+
+
+def test_a_rate_period_and_a_renewal_term() -> None:
+    assert [f.answer_value for f in billing("Overdue balances accrue interest at 2% per month.",
+                                            "Overdue balances accrue interest at 2% per year.")] == ["annual"]
+    assert [f.source_value for f in billing("The licence renews automatically for successive one (1) year terms.",
+                                            "The licence renews automatically every month.")] == ["annual"]

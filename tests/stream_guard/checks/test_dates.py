@@ -109,3 +109,15 @@ def test_dotted_and_year_first_dates_are_full_dates() -> None:
     assert year_first.text == "2021/03/04" and year_first.readings == ((2021, 3, 4),)
     assert dates("The store opened on 2021/03/04.", "The store opened on 2021/03/09.")
     assert extract_dates("Version v1.2.2021 shipped.") == []
+
+
+def test_quarters_are_dates() -> None:
+    from stream_guard.checks.alignment import ContradictionView
+    from stream_guard.checks.dates import analyze_dates
+    from stream_guard.text.inspection import Inspection
+
+    context = "In Q3 2025, revenue was $4.2 million, up from $3.6 million in Q2 2025."
+    wrong = analyze_dates(ContradictionView(Inspection.build("", context, "In Q3 2024, revenue was $4.2 million.")))
+    assert [(f.answer_value, f.source_value) for f in wrong] == [("Q3 2024", "Q3 2025")]
+    same = "Third-quarter 2025 revenue was $4.2 million, up from $3.6 million in the second quarter."
+    assert analyze_dates(ContradictionView(Inspection.build("", context, same))) == []

@@ -177,3 +177,24 @@ def test_arbitrary_text_never_crashes_and_stays_bounded(answer: str, context: li
     result = run(regex_check(), answer, context=context, question=question)
     assert 0.0 <= result.score <= 1.0
     assert len(result.details["fabricated"]) <= result.details["entities"]
+
+
+@pytest.mark.parametrize(("answer", "context"), [
+    ("The U.S. imposed new tariffs on steel in 2018.", "The United States imposed new tariffs on steel in 2018."),
+    ("A man was arrested in Cambridge, MA, on Friday.", "A Massachusetts man was arrested in Cambridge on Friday."),
+    ("The restaurant is at 1150 Coast Village Road.", "Address: 1150 Coast Village Rd, Montecito."),
+])
+def test_a_name_written_in_a_well_known_other_form_is_found(answer: str, context: str) -> None:
+    result = run(regex_check(), answer, context=(context,))
+    assert not result.flagged, result.details
+
+
+def test_a_non_ascii_name_is_read_whole() -> None:
+    result = run(regex_check(), "Zdeno Chára captained the Bruins.", context=("Zdeno Chára captained the Boston Bruins.",))
+    assert "Zdeno Chára" in result.details["found"] and not result.flagged
+
+
+def test_a_schedule_is_not_a_name() -> None:
+    check = EntityCheck(DetectorConfig(), recognizer=RegexRecognizer())
+    assert not check._checkable(Entity("Mon-Fri 9am-5pm", "ORG"))
+    assert not check._checkable(Entity("Pacific Time", "PERSON"))

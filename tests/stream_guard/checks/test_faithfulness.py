@@ -128,3 +128,32 @@ def test_arbitrary_text_never_crashes_and_stays_bounded(answer: str, context: li
     result = run(answer, context=context)
     assert 0.0 <= result.score <= 1.0
     assert 0.0 <= result.details["novel_fraction"] <= 1.0
+
+
+def test_a_verbatim_quotation_is_grounded_by_the_chunk() -> None:
+    context = ["Refunds are issued within 14 days of the returned item being received."]
+    result = run('As the policy puts it: "Refunds are issued within 14 days of the returned item being received."', context)
+    assert result.score == 1.0
+
+
+def test_a_bare_yes_is_grounded_through_the_question() -> None:
+    context = ["Joseph Roth was an Austrian novelist and author.", "Cid Corman was an American poet and author."]
+    assert run("yes", context, question="Were both Joseph Roth and Cid Corman authors?").score == 1.0
+    assert run("yes", context, question="Did the Rhine flood Basel in 1999?").score == 0.0
+
+
+def test_markers_and_markdown_are_not_claims_or_figures() -> None:
+    context = ["Refunds are issued within 14 days of the returned item being received."]
+    result = run("- **Refunds** are issued within 14 days of receiving the returned item [1].[^2]\n\n[^2]: Passage 1", context)
+    assert result.score == 1.0 and result.details["missing_numbers"] == []
+
+
+def test_clock_times_and_frequencies_in_another_form_are_grounded() -> None:
+    assert run("The pharmacy closes at 4 pm.", ["The pharmacy closes at 16:00."]).score == 1.0
+    assert run("Take one tablet every 12 hours.", ["Take one tablet twice daily."]).score == 1.0
+
+
+def test_the_amount_of_a_rate_and_a_negated_bound_are_read_as_the_source_means_them() -> None:
+    assert run("Extra storage is $5 a month for each 100 GB.", ["Extra storage is $5 per 100 GB per month."]).score == 1.0
+    dosage = ["Children: 5 ml every 6 hours as needed. Do not give more than 4 doses in 24 hours."]
+    assert run("Children can have 5 ml every six hours, with no more than 4 doses in 24 hours.", dosage).score == 1.0

@@ -161,3 +161,46 @@ def test_a_rate_is_attested_by_its_amount_but_contradicted_only_by_a_rate() -> N
     assert values(numeric("Adults should take 10 mg per day of the drug.", answer)) == [
         ("numeric", "5 mg per day", "10 mg per day")
     ]
+
+
+# --- values compared claim by claim (issue 15) ------------------------------------------------------------------
+
+
+def _kinds(context: str | list[str], answer: str) -> list[tuple[str | None, str | None, str | None]]:
+    from stream_guard.checks.alignment import ContradictionView
+    from stream_guard.checks.numeric import analyze_numeric
+    from stream_guard.text.inspection import Inspection
+
+    view = ContradictionView(Inspection.build("", context, answer))
+    return [(f.kind, f.answer_value, f.source_value) for f in analyze_numeric(view).findings]
+
+
+def test_a_distant_bound_no_longer_supports_a_different_value() -> None:
+    context = ["The company paid a quarterly dividend of $0.13 per share.",
+               "Management aims at reducing net debt below $25 billion."]
+    assert _kinds(context, "The company paid a quarterly dividend of $0.26 per share.") == [("numeric", "$0.26", "$0.13")]
+
+
+def test_an_answer_range_must_lie_inside_the_source_range() -> None:
+    ride = "The cable car ride takes 6 to 9 minutes each way."
+    assert _kinds(ride, "The cable car ride takes 6 to 18 minutes each way.") == [
+        ("numeric", "6 to 18 minutes", "6 to 9 minutes")]
+    assert _kinds(ride, "The cable car ride takes 7 minutes each way.") == []
+
+
+def test_the_same_figure_under_the_opposite_limit_is_a_bound_contradiction() -> None:
+    assert _kinds("The total liability shall not exceed $50,000 in any contract year.",
+                  "The total liability is at least $50,000 in any contract year.") == [
+        ("bound", "at least $50,000", "no more than $50,000")]
+
+
+def test_legal_numerals_are_one_value() -> None:
+    notice = "Either party may terminate by giving thirty (30) days' written notice."
+    assert _kinds(notice, "Either party may terminate by giving 30 days' written notice.") == []
+    assert _kinds(notice, "Either party may terminate by giving ninety (90) days' written notice.") == [
+        ("numeric", "ninety (90) days", "thirty (30) days")]
+
+
+def test_the_same_amount_in_another_currency() -> None:
+    assert _kinds("The Starter plan costs €20 per month.", "The Starter plan costs $20 per month.") == [
+        ("currency", "$20", "€20")]

@@ -45,7 +45,7 @@ PINT_NAMES: dict[str, tuple[str, ...]] = {
     "gbps": ("gigabit / second",),
     **{w: ("microgram",) for w in "mcg µg ug microgram micrograms".split()},
     **{w: ("milligram",) for w in "mg milligram milligrams".split()},
-    **{w: ("gram",) for w in "gram grams".split()},
+    **{w: ("gram",) for w in "g gram grams".split()},
     **{w: ("kilogram",) for w in "kg kgs kilogram kilograms kilo kilos".split()},
     **{w: ("pound",) for w in "lb lbs pound pounds".split()},
     **{w: ("ounce",) for w in "oz ounce ounces".split()},

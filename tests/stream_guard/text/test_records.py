@@ -6,9 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_guard.text.inspection import Inspection
+from stream_guard.text.schedule import clock_minutes, days_named
 from stream_guard.checks.record_claims import (
-    claim_days,
-    claim_times,
     day_conflicts,
     field_conflicts,
     time_conflicts,
@@ -81,11 +80,11 @@ def test_a_review_grounds_what_it_says_whatever_the_field():
 
 def test_hours_and_days():
     assert read_hours("16:0-21:0") == (960, 1260)
-    assert claim_times("open from 4 PM to 9 or 10:30 pm, closing at midnight") == [960, 1260, 1350, 0]
+    assert clock_minutes("open from 4 PM to 9 or 10:30 pm, closing at midnight") == [960, 1260, 1350, 0]
     r = (record(),)
     assert time_conflicts("It is open from 4 PM to 9 PM.", r) == []
     assert time_conflicts("It is open until 11 pm.", r) == [1380]
-    assert sorted(claim_days("open Friday through Monday")) == ["friday", "monday", "saturday", "sunday"]
+    assert sorted(days_named("open Friday through Monday")) == ["friday", "monday", "saturday", "sunday"]
     assert day_conflicts("It is open every day.", r) == ["tuesday", "wednesday", "thursday", "saturday", "sunday"]
     assert day_conflicts("It is closed on Tuesdays.", r) == []
 

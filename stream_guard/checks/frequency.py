@@ -1,0 +1,19 @@
+"""Frequency contradictions: the answer says something happens more or less often than the source sentence it
+restates says ("three times daily" for "twice daily", "every 4 hours" for "every 6 hours", "up to once a week"
+for "at least once a week"). Equivalent forms agree: "twice daily" = "every 12 hours" = "2 times a day"."""
+
+from __future__ import annotations
+
+from stream_guard.checks.alignment import ContradictionView, value_conflicts
+from stream_guard.text.frequency import Frequency, frequencies
+from stream_guard.text.words import stem
+from stream_guard.wire.report import Finding
+
+_VALUE_STEMS = frozenset(
+    stem(w) for w in """once twice thrice times time daily weekly monthly hourly nightly yearly annually quarterly
+    fortnightly every hour hours day days week weeks month months year years other""".split()
+)
+
+
+def analyze_frequency(view: ContradictionView) -> list[Finding]:
+    return value_conflicts(view, "frequency", frequencies, Frequency.agrees, lambda _: _VALUE_STEMS)

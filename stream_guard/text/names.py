@@ -1,0 +1,85 @@
+"""Well-known equivalent names: one thing written two ways ("U.S." / "United States", "MA" / "Massachusetts",
+"Rd" / "Road", "Q4" / "fourth quarter", "ET" / "Eastern Time", "USD" / "dollars"). A small fixed table of
+how the language writes them, not learned from any data; names are folded first (lower case, accents and
+dots dropped, as checks/entities.fold does), so "U.S." is "us"."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+_STATES = {
+    "al": "alabama", "ak": "alaska", "az": "arizona", "ar": "arkansas", "ca": "california", "co": "colorado",
+    "ct": "connecticut", "de": "delaware", "fl": "florida", "ga": "georgia", "hi": "hawaii", "id": "idaho",
+    "il": "illinois", "in": "indiana", "ia": "iowa", "ks": "kansas", "ky": "kentucky", "la": "louisiana",
+    "me": "maine", "md": "maryland", "ma": "massachusetts", "mi": "michigan", "mn": "minnesota",
+    "ms": "mississippi", "mo": "missouri", "mt": "montana", "ne": "nebraska", "nv": "nevada",
+    "nh": "new hampshire", "nj": "new jersey", "nm": "new mexico", "ny": "new york", "nc": "north carolina",
+    "nd": "north dakota", "oh": "ohio", "ok": "oklahoma", "or": "oregon", "pa": "pennsylvania",
+    "ri": "rhode island", "sc": "south carolina", "sd": "south dakota", "tn": "tennessee", "tx": "texas",
+    "ut": "utah", "vt": "vermont", "va": "virginia", "wa": "washington", "wv": "west virginia",
+    "wi": "wisconsin", "wy": "wyoming", "dc": "district of columbia",
+}  # fmt: skip
+
+# Each group: forms of one name. The first is only a label; every form stands for every other.
+_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("us", "usa", "united states", "united states of america", "america", "u s"),
+    ("uk", "united kingdom", "britain", "great britain"),
+    ("eu", "european union"),
+    ("un", "united nations"),
+    ("uae", "united arab emirates"),
+    ("usd", "us dollar", "us dollars", "dollar", "dollars"),
+    ("eur", "euro", "euros"),
+    ("gbp", "pound sterling", "pounds sterling", "sterling"),
+    ("jpy", "yen", "japanese yen"),
+    ("q1", "first quarter", "1q"), ("q2", "second quarter", "2q"), ("q3", "third quarter", "3q"),
+    ("q4", "fourth quarter", "4q"),
+    ("et", "est", "edt", "eastern time", "eastern standard time", "eastern daylight time"),
+    ("ct", "cst", "cdt", "central time", "central standard time"),
+    ("mt", "mst", "mdt", "mountain time", "mountain standard time"),
+    ("pt", "pst", "pdt", "pacific time", "pacific standard time", "pacific daylight time"),
+    ("utc", "gmt", "coordinated universal time", "greenwich mean time"),
+    *((abbr, name) for abbr, name in _STATES.items()),
+)
+
+# Words of street names and places, abbreviated either way ("1150 Coast Village Rd" / "Road").
+_WORDS: tuple[tuple[str, ...], ...] = (
+    ("rd", "road"), ("st", "street", "saint"), ("ave", "avenue", "av"), ("blvd", "boulevard"), ("dr", "drive"),
+    ("ln", "lane"), ("hwy", "highway"), ("pl", "place"), ("ct", "court"), ("pkwy", "parkway"), ("sq", "square"),
+    ("mt", "mount", "mountain"), ("ft", "fort"), ("ste", "suite"), ("apt", "apartment"), ("bldg", "building"),
+    ("n", "north"), ("s", "south"), ("e", "east"), ("w", "west"), ("ne", "northeast"), ("nw", "northwest"),
+    ("se", "southeast"), ("sw", "southwest"), ("univ", "university"), ("intl", "international"),
+    ("corp", "corporation"), ("inc", "incorporated"), ("co", "company"), ("ltd", "limited"),
+    ("dept", "department"), ("natl", "national"), ("assn", "association"), ("jr", "junior"), ("sr", "senior"),
+)  # fmt: skip
+
+
+def _index(groups: tuple[tuple[str, ...], ...]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for group in groups:
+        for form in group:
+            out.setdefault(form, [])
+            out[form].extend(f for f in group if f != form and f not in out[form])
+    return {k: tuple(v) for k, v in out.items()}
+
+
+_NAME_FORMS = _index(_GROUPS)
+_WORD_FORMS = _index(_WORDS)
+# Variants tried per name: a name of many abbreviable words stays cheap.
+MAX_VARIANTS = 16
+
+
+@lru_cache(maxsize=8192)
+def variants(folded: str) -> tuple[str, ...]:
+    """Other ways of writing the folded name `folded` (words separated by single spaces): the whole name from
+    the name table, then word by word from the word table ("coast village rd" -> "coast village road"). The
+    name itself is not included."""
+    out: list[str] = list(_NAME_FORMS.get(folded, ()))
+    words = folded.split()
+    for k, word in enumerate(words):
+        for alternative in _WORD_FORMS.get(word, ()) + _NAME_FORMS.get(word, ()):
+            variant = " ".join([*words[:k], alternative, *words[k + 1 :]])
+            if variant not in out and variant != folded:
+                out.append(variant)
+            if len(out) >= MAX_VARIANTS:
+                return tuple(out)
+    return tuple(out)
