@@ -22,6 +22,7 @@ from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import Any, Iterable, Literal, Protocol, Sequence
 
+from stream_guard.text.analysis import ASCII_WORD_RE
 from stream_guard.text.inspection import Entity, Inspection
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.words import STOP_WORDS
@@ -417,7 +418,6 @@ def make_recognizer(backend: Literal["auto", "spacy", "regex"] = "auto", model: 
 _CAP_TOKEN_RE = re.compile(r"[A-Z][\w&'’-]*")
 # Capitalised in answers for reasons other than naming something absent from the context.
 _NEVER_NAMES = frozenset("passage passages document documents source sources context chunk chunks unable".split())
-_WORD_RE = re.compile(r"[a-z0-9]+")
 _SPACE_RE = re.compile(r"\s+")
 
 
@@ -429,7 +429,7 @@ def _novel_spans(sentence: str, context_words: frozenset[str]) -> list[tuple[int
         word = _POSSESSIVE_RE.sub("", match.group()).lower()
         if len(word) < 2 or word in STOP_WORDS or word in _NEVER_NAMES:
             continue  # "°F", "Passage 2", "Unable to answer"
-        if all(part in context_words for part in _WORD_RE.findall(word)):
+        if all(part in context_words for part in ASCII_WORD_RE.findall(word)):
             continue
         if match.start() == 0 and _is_common_word(word):
             continue  # "Alternatively", "Following": capitalised only because they open the sentence
@@ -491,7 +491,7 @@ def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[In
     per_answer = [_Accepted() for _ in inspections]
     fallback: list[list[Entity]] = [[] for _ in inspections]
     for i, inspection in enumerate(inspections):
-        context_words = frozenset(_WORD_RE.findall(inspection.context_lower))
+        context_words = inspection.context.words
         for citation in find_citations(inspection.answer_text):
             per_answer[i].add(citation)
         budget = MAX_NER_CHARS
