@@ -1,4 +1,4 @@
-"""The streaming commands of `stream-guard`: worker, up, produce, tail, replay-dlq. `stream_guard.cli`
+"""The streaming commands of `stream-guard`: worker, up, produce, tail, replay-dlq, alerts. `stream_guard.cli`
 dispatches here.
 
     stream-guard worker     [--broker HOST:PORT | --embedded] [--data-dir DIR] [--web-port N|--without-web]
@@ -8,6 +8,7 @@ dispatches here.
     stream-guard tail       verdicts|alerts|dlq|metrics|review|labels [--broker HOST:PORT] [--from-beginning]
                             [--max N] [--to-end]
     stream-guard replay-dlq [--broker HOST:PORT] [--stage S] [--field F] [--from ...] [--dry-run] (agents/dlq.py)
+    stream-guard alerts     --to URL [--format alertmanager|slack|json] [--broker HOST:PORT] (agents/alert_forwarder.py)
 
 A broker comes from --broker, else STREAM_GUARD_BROKER. Without one, `worker` refuses to start (a worker
 that quietly ran on a private in-memory broker would look healthy while consuming nothing) unless asked
@@ -440,8 +441,14 @@ def cmd_replay_dlq(argv: Sequence[str]) -> int:
     return replay(argv)
 
 
+def cmd_alerts(argv: Sequence[str]) -> int:
+    from stream_guard.agents.alert_forwarder import cmd_alerts as forward
+
+    return forward(argv)
+
+
 COMMANDS = {"worker": cmd_worker, "up": cmd_up, "produce": cmd_produce, "tail": cmd_tail,
-            "replay-dlq": cmd_replay_dlq}
+            "replay-dlq": cmd_replay_dlq, "alerts": cmd_alerts}
 
 
 def run(command: str, argv: list[str]) -> int:

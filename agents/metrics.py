@@ -17,28 +17,15 @@ The per-partition quantile summaries of the metrics topic come from stream_guard
 
 from __future__ import annotations
 
-import platform
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any, Callable, Iterable, Iterator
 
 from faust.sensors import Monitor
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    CollectorRegistry,
-    Counter,
-    GCCollector,
-    Histogram,
-    Info,
-    PlatformCollector,
-    ProcessCollector,
-    disable_created_metrics,
-    generate_latest,
-)
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, ProcessCollector, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-import stream_guard
 from stream_guard.ops.latency import LatencyRegistry, PartitionKey
+from stream_guard.ops.process_metrics import service_registry
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 # Seconds. Processing is a batch's whole trip (judge, sends acknowledged); end to end adds time in Kafka.
@@ -48,13 +35,6 @@ SCORE_BUCKETS = tuple(round(0.05 * i, 2) for i in range(1, 20)) + (1.0,)
 # Rebalances include table recovery; commits are usually milliseconds.
 REBALANCE_BUCKETS_S = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, float("inf"))
 COMMIT_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, float("inf"))
-
-
-def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 @dataclass
@@ -76,10 +56,7 @@ class WorkerMetrics:
     registry: CollectorRegistry = field(init=False)
 
     def __post_init__(self) -> None:
-        # No `_created` series beside every counter and histogram: Prometheus does not read them, and they
-        # double what a scrape carries. (A process-wide switch: this process is a worker.)
-        disable_created_metrics()
-        r = self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry = service_registry("faust-streaming", "aiokafka", "prometheus-client")
         part = ["topic", "partition"]
         self.processing = Histogram(
             "stream_guard_processing_seconds",
@@ -128,14 +105,7 @@ class WorkerMetrics:
                                         "by how long they took.", buckets=COMMIT_BUCKETS_S, registry=r)
         self.commit_failures = Counter("stream_guard_kafka_commit_failures", "Offset commits that failed.",
                                        registry=r)
-        Info("stream_guard_build", "The running build.", registry=r).info({
-            "version": stream_guard.__version__, "python": platform.python_version(),
-            "faust_streaming": _version("faust-streaming"), "aiokafka": _version("aiokafka"),
-            "prometheus_client": _version("prometheus-client")})
-        ProcessCollector(registry=r)
         ProcessCollector(namespace="stream_guard_judge", pid=self._judge_pid, registry=r)
-        PlatformCollector(registry=r)
-        GCCollector(registry=r)
         r.register(_StateCollector(self))
         self._partition_children: dict[PartitionKey, tuple[Any, Any]] = {}
 

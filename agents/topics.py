@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaConnectionError, KafkaError
@@ -91,13 +91,15 @@ async def _admin(bootstrap: str, timeout: float, options: Mapping[str, Any]) -> 
             await asyncio.sleep(0.5)
 
 
-async def ensure_topics(settings: StreamSettings, timeout: float = 60.0) -> list[str]:
-    """Create missing topics; returns the names created. Raises if the broker refuses one for another reason."""
+async def ensure_topics(settings: StreamSettings, timeout: float = 60.0,
+                        specs: Sequence[TopicSpec] | None = None) -> list[str]:
+    """Create missing topics (the service's, or `specs`); returns the names created. Raises if the broker refuses
+    one for another reason."""
     assert settings.broker, "a broker address is required"
     admin = await _admin(settings.broker, timeout, client_options(settings))
     try:
         existing = set(await admin.list_topics())
-        missing = [spec for spec in topic_specs(settings) if spec.name not in existing]
+        missing = [spec for spec in (topic_specs(settings) if specs is None else specs) if spec.name not in existing]
         if not missing:
             return []
         response = await admin.create_topics([spec.new_topic() for spec in missing])

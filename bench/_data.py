@@ -22,7 +22,7 @@ import orjson
 from types import SimpleNamespace
 
 from stream_guard.config import score_model as _model_data
-from stream_guard.heal.readability import readability_problems
+from stream_guard.heal.readability import prose_problems, repair_problems
 from stream_guard.ops.calibration import Example, Fitting, choose_threshold, scores_of
 from stream_guard.ops.evaluation import roc_auc
 from stream_guard.scoring import score_model as _model_fitting
@@ -33,6 +33,15 @@ from stream_guard.engine.history import MemoryHistory
 from stream_guard.engine.judging import judge_events
 from stream_guard.engine.pipeline import Guard
 from stream_guard.engine.pool import BATCH_SIZE, REPLAY_QUALITY_LATENCY_MS
+
+# Inline use (bench/inline_use.py): the clients, the embedded broker, and the sentence splitting a stream gets.
+from stream_guard.agents.embedded_broker import EmbeddedBroker
+from stream_guard.agents.topics import ensure_topics
+from stream_guard.client import GuardClient, KafkaGuardClient
+from stream_guard.config.load import load as load_config
+from stream_guard.engine.incremental import SentenceBuffer
+from stream_guard.engine.pool import cpu_seconds as process_cpu_seconds
+from stream_guard.wire.inline import StreamedSentence
 
 # The score model as data (config.score_model) and its fitting (scoring.score_model), under one name.
 score_model = SimpleNamespace(
@@ -68,6 +77,16 @@ def load_events(name: str, limit: int | None = None) -> list[AnswerEvent]:
                 events.append(parse_event(raw))
                 if limit and len(events) >= limit:
                     break
+    return events
+
+
+def development_events(name: str, limit: int | None = None) -> list[AnswerEvent]:
+    """The development rows of a labelled file as events (the locked slice left out), in file order."""
+    dev, _ = split_rows(read_rows(name))
+    events = []
+    for raw in dev[:limit] if limit else dev:
+        extra = {k: raw[k] for k in ("task_type", "source", "hallucination_type") if raw.get(k)}
+        events.append(parse_event({**raw, "metadata": {**(raw.get("metadata") or {}), **extra}}))
     return events
 
 

@@ -1,7 +1,8 @@
 """Detection quality of stream-guard on the outside-labelled data in ../shared/data.
 
 For each file and task type: ROC AUC of `hallucination_score`, precision / recall / F1 of `flagged`,
-precision at recall 0.80 / 0.90 / 0.95 (seed 004's table), and which checks fired on faithful rows.
+precision at recall 0.80 / 0.90 / 0.95 (seed 004's table), and which checks fired on faithful rows. Development
+rows only (`_data.split_rows`): the locked slice is never judged here.
 
     .venv/bin/python bench/detection_quality.py [--ner regex|spacy] [--limit N]
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATASETS, load_events, machine, write_result  # noqa: E402
+from _data import DATASETS, development_events, machine, write_result  # noqa: E402
 
 from stream_guard.config.detector import DetectorConfig  # noqa: E402
 from stream_guard.engine.detector import HallucinationDetector  # noqa: E402
@@ -27,7 +28,7 @@ from stream_guard.engine.pipeline import Guard  # noqa: E402
 
 
 def evaluate(name: str, detector: HallucinationDetector, limit: int | None) -> dict[str, object]:
-    events = [e for e in load_events(name, limit) if e.label is not None]
+    events = [e for e in development_events(name, limit) if e.label is not None]
     rows: dict[str, list[tuple[float, bool, int, tuple[str, ...]]]] = defaultdict(list)
     batch = 64
     for start in range(0, len(events), batch):
@@ -48,7 +49,7 @@ def evaluate(name: str, detector: HallucinationDetector, limit: int | None) -> d
 def routing_by_label(name: str, config: DetectorConfig, limit: int | None) -> dict[str, dict[str, int]]:
     """What users would get: routing of every event, in file order with drift history threaded through,
     broken down by the label (faithful answers that get rewritten are the cost of the false positives)."""
-    events = [e for e in load_events(name, limit) if e.label is not None]
+    events = [e for e in development_events(name, limit) if e.label is not None]
     guard = Guard(config)
     histories: dict[str, list] = {}
     counts: dict[str, dict[str, int]] = {"faithful": defaultdict(int), "hallucinated": defaultdict(int)}

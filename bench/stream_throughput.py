@@ -37,7 +37,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATA_DIR, REPO, machine, percentile, write_result  # noqa: E402
+from _data import DATA_DIR, REPO, machine, percentile, process_cpu_seconds, write_result  # noqa: E402
 
 from stream_guard.agents.clients import Reader, partition_key, start_producer  # noqa: E402
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port  # noqa: E402
@@ -244,11 +244,7 @@ async def _send_stamped(settings: Any, lines: list[bytes], rate: float | None) -
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux /proc); 0 once it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return process_cpu_seconds(pid) or 0.0
 
 
 def child_pids(pid: int) -> list[int]:

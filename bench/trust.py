@@ -16,8 +16,9 @@ Figures, per task type (QA, Summary, Data2txt) and overall, on ragtruth_dev + ra
   threshold below which 90% of the faithful answers of the same column score (each task its own; "all" one
   threshold for the pooled rows; in cross-validation over the pooled out-of-fold scores). At the shipped
   threshold it equals "caught" whenever every unflagged answer is delivered unchanged;
-- changed readable: changed answers passing the project's readability test; "strict" adds bench/_reading.py's
-  checks (first person or quotes spliced in, stacked notes, crawl artefacts, broken lists) on repairs;
+- changed readable: changed answers passing the project's readability test (heal/readability.py prose_problems:
+  prose, no dump the original did not have); "strict" is the whole test every repair must pass (repair_problems:
+  also first person or quotes spliced in, stacked notes, crawl artefacts, broken lists) on repairs;
 - flags explained: flagged verdicts whose `triggered` names a deciding check (anything but drift) and whose
   every hallucinated statement carries evidence (a source sentence and value for a contradiction; what no
   source mentions otherwise); and "silent": routed away from accept, or changed, with `flagged: false`;
@@ -75,23 +76,28 @@ from _data import (  # noqa: E402
     judge,
     machine,
     read_rows,
-    readability_problems,
+    prose_problems,
+    repair_problems,
     roc_auc,
     score_model,
     scores_of,
     split_rows,
     store_run,
 )
-from _reading import reading_problems  # noqa: E402
 
 TARGETS = ("ragtruth_dev", "ragtruth_d2t_dev")
 OTHERS = ("summedits_dev", "halueval_qa_dev")
+# Short extractive answers whose labels the shipped model's short-answer offset is placed on (development rows,
+# grouped by item): cross-validated with the targets, and reported cross-validated (--without-short leaves them out).
+SHORT = ("halueval_qa_dev",)
 TASKS = ("QA", "Summary", "Data2txt")
 KEEP = 0.90
 DECIDES_NOTHING = frozenset({"drift"})
 # What an unsupported statement's evidence says when it names what no source mentions.
 _ABSENCE = re.compile(r"nowhere|none of|no source|missing|says nothing|leaves \S+ empty|gives no|match no|"
                       r"has \S+ = |covers \d+ of", re.I)
+# What a citation mismatch's evidence says about the chunks: which were retrieved, or which one supports the claim.
+_CHUNKS = re.compile(r"retrieved chunks? (?:are|is)|none of the \d+ retrieved|chunk '[^']+' supports|no retrieved chunk|covers only", re.I)
 
 
 # --- per-verdict outcomes ------------------------------------------------------------------------------------
@@ -109,6 +115,9 @@ def has_evidence(statement: dict[str, Any]) -> bool:
     evidence = str(statement.get("evidence") or "").strip()
     if statement.get("type") == "contradiction":
         return bool(statement.get("source")) and bool(statement.get("source_value") or evidence)
+    if statement.get("type") == "citation_mismatch":
+        # A citation's evidence is the marker it cites and what the retrieved chunks are (or which one supports it).
+        return bool(evidence) and "cites" in evidence and bool(_CHUNKS.search(evidence))
     return bool(evidence) and bool(_ABSENCE.search(evidence))
 
 
@@ -136,16 +145,18 @@ def outcome(row: dict[str, Any], verdict: dict[str, Any]) -> Counter[str]:
         c.update(faithful=1, kept=unchanged and verdict.get("routing") == "accept")
     if not unchanged:
         texts, ids = chunks_of(row)
-        readable = not readability_problems(delivered, texts, ids)
+        readable = not prose_problems(delivered, row["answer"], texts, ids)
         repaired = verdict.get("routing") == "healed_accept"
-        strict = reading_problems(delivered, row["answer"]) if repaired else ()
+        strict = repair_problems(delivered, row["answer"], texts, ids) if repaired else ()
         c.update(changed=1, readable=readable, strict_readable=readable and not strict)
         c.update(f"reading:{p}" for p in strict)
     if verdict.get("flagged"):
         reason = flag_reason(verdict)
         c.update({"flagged": 1, "explained": reason == "explained", f"unexplained:{reason}": reason != "explained"})
     elif verdict.get("routing") != "accept" or not unchanged:
-        c.update({"silent": 1, f"silent:{verdict.get('routing')}": 1})
+        # Routed away or changed without a flag: explained only by the verdict's reason (verdict v3).
+        code = (verdict.get("reason") or {}).get("code")
+        c.update({"unflagged_routed": 1, f"unflagged:{code or 'no_reason'}": 1, "silent": code is None})
     return c
 
 
@@ -162,6 +173,7 @@ def shares(c: Counter[str]) -> dict[str, Any]:
         "changed_readable_strict": share("strict_readable", "changed"),
         "flagged": c["flagged"],
         "flags_explained": share("explained", "flagged"),
+        "unflagged_routed": c["unflagged_routed"],
         "silent": c["silent"],
     }
     out["details"] = {k: v for k, v in sorted(c.items()) if ":" in k}
@@ -272,27 +284,40 @@ def held_out(rule: Rule, rows: Sequence[dict[str, Any]], examples: Sequence[Exam
     return verdicts, {"score_gap": gap, "shortcut_agrees": agree}
 
 
-def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[int], folds: int) -> dict[str, Any]:
-    base, _ = judge(rows, workdir, "never_flag", config=never_flag(workdir))
-    examples = examples_of(rows, base)
+def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[int], folds: int,
+                   short: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """Grouped CV over the target rows and, when given, the short-answer rows the shipped model is also fitted on
+    (their figures reported apart, under "short")."""
+    everything = list(rows) + list(short)
+    base, _ = judge(everything, workdir, "never_flag", config=never_flag(workdir))
+    examples = examples_of(everything, base)
     groups = [e.group for e in examples]
     runs = []
     for seed in seeds:
         fold = score_model.group_folds(groups, folds, seed)
-        verdicts: list[dict[str, Any]] = [{}] * len(rows)
+        verdicts: list[dict[str, Any]] = [{}] * len(everything)
         gap, agree = 0.0, 0
         for k in range(folds):
             held = [i for i, f in enumerate(fold) if f == k]
             rule = fit_rule([e for e, f in zip(examples, fold) if f != k])
-            judged, consistency = held_out(rule, [rows[i] for i in held], [examples[i] for i in held], workdir,
+            judged, consistency = held_out(rule, [everything[i] for i in held], [examples[i] for i in held], workdir,
                                            f"seed{seed}_fold{k}")
             gap, agree = max(gap, consistency["score_gap"]), agree + int(consistency["shortcut_agrees"])
             for i, v in zip(held, judged):
                 verdicts[i] = v
-        runs.append({"seed": seed, "outcomes": figures(rows, verdicts),
-                     "auc": aucs(rows, [float(v["hallucination_score"]) for v in verdicts]),
-                     "score_gap": round(gap, 5), "shortcut_agreement": round(agree / len(rows), 4)})
-    return {"seeds": list(seeds), "folds": folds, "runs": runs, "summary": summarize(runs)}
+        mine = verdicts[:len(rows)]
+        run = {"seed": seed, "outcomes": figures(rows, mine),
+               "auc": aucs(rows, [float(v["hallucination_score"]) for v in mine]),
+               "score_gap": round(gap, 5), "shortcut_agreement": round(agree / len(everything), 4)}
+        if short:
+            theirs = verdicts[len(rows):]
+            run["short"] = {"outcomes": figures(short, theirs),
+                            "auc": aucs(short, [float(v["hallucination_score"]) for v in theirs])}
+        runs.append(run)
+    out = {"seeds": list(seeds), "folds": folds, "runs": runs, "summary": summarize(runs)}
+    if short:
+        out["short_summary"] = summarize([r["short"] for r in runs])
+    return out
 
 
 def summarize(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -340,6 +365,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[7, 11, 13], help="fold seeds (default 7 11 13)")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--locked", action="store_true", help="judge the locked slice (the lead, once, at the end)")
+    parser.add_argument("--without-short", action="store_true",
+                        help="leave the short-answer rows (halueval) out of the fitting")
     args = parser.parse_args()
     started = time.perf_counter()
     run: dict[str, Any] = {"rows": "locked" if args.locked else "development", "machine": machine(),
@@ -356,8 +383,9 @@ def main() -> None:
                 targets += rows
                 target_verdicts += verdicts
         run["targets"] = {"shipped": shipped_figures(targets, target_verdicts)}
+        short_names = () if args.without_short else SHORT
         if args.locked:
-            dev = [r for name in TARGETS for r in development_rows(name, False)]
+            dev = [r for name in TARGETS + short_names for r in development_rows(name, False)]
             base, _ = judge(dev, workdir, "never_flag", config=never_flag(workdir))
             rule = fit_rule(examples_of(dev, base))
             verdicts = judge_with(rule, targets, workdir, "locked_refit")
@@ -365,7 +393,8 @@ def main() -> None:
                 "outcomes": figures(targets, verdicts),
                 "auc": aucs(targets, [float(v["hallucination_score"]) for v in verdicts]), "threshold": rule.threshold}
         else:
-            run["targets"]["cv"] = cross_validate(targets, workdir, args.seeds, args.folds)
+            short = [r for name in short_names for r in development_rows(name, False)]
+            run["targets"]["cv"] = cross_validate(targets, workdir, args.seeds, args.folds, short)
     run["seconds"] = round(time.perf_counter() - started, 1)
     path = store_run("trust", args.label, run)
     report(run)
@@ -404,12 +433,19 @@ def report(run: dict[str, Any]) -> None:
               + ", ".join(f"{m.split('-instruct')[0].replace('-chat', '')} {_f(v).strip()}"
                           for m, v in block["auc"].get("by_model", {}).items()))
         silent = block["outcomes"]["all"].get("silent")
-        print(f"   {'flagged':<12}{_f(block['outcomes']['all']['flagged']):>10}   silent (unflagged, not accepted "
-              f"unchanged) {_f(silent).strip()}")
+        routed = block["outcomes"]["all"].get("unflagged_routed")
+        print(f"   {'flagged':<12}{_f(block['outcomes']['all']['flagged']):>10}   unflagged but not accepted unchanged "
+              f"{_f(routed).strip()}, of which without a reason (silent) {_f(silent).strip()}")
     if "cv" in t:
         print("   consistency per seed: max score gap "
               + ", ".join(str(r["score_gap"]) for r in t["cv"]["runs"]) + "; shortcut agreement "
               + ", ".join(str(r["shortcut_agreement"]) for r in t["cv"]["runs"]))
+    if "short_summary" in t.get("cv", {}):
+        o, a = t["cv"]["short_summary"]["outcomes"]["all"], t["cv"]["short_summary"]["auc"]
+        print(f"   short answers ({', '.join(SHORT)}), grouped CV: kept {_f(o['faithful_kept']).strip()}, caught "
+              f"{_f(o['hallucinated_caught']).strip()}, caught@90 {_f(o['caught_at_90_kept']).strip()}, AUC "
+              f"{_f(a.get('all')).strip()}, explained {_f(o['flags_explained']).strip()}, strict readable "
+              f"{_f(o['changed_readable_strict']).strip()}")
     print(f"== shipped defaults{'':<14}{'rows':>6}{'kept':>8}{'caught':>8}{'c@90':>8}{'AUC':>8}{'ms/ev':>8}"
           f"{'-start':>8}")
     for name, d in run["datasets"].items():

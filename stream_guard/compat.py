@@ -12,7 +12,13 @@ but the work is done by stream_guard's checks, healer and quality score. Differe
 * `DetectorConfig` is stream_guard's frozen config (a superset of the seed's fields): build a new one
   with `config.with_overrides(...)` instead of assigning attributes.
 * Quality scoring calibrates confidence as min(confidence, faithfulness) and routes answers between the
-  two thresholds by whether they were flagged (stream_guard.scoring.quality explains both).
+  two thresholds by whether they were flagged (stream_guard.scoring.quality explains both); an empty answer
+  routes to fallback (there is nothing to deliver).
+* `triggered_checks` names the deciding signals in the seed's words where the seed has one
+  (`contradiction`, `hallucinated_entities`, `answer_drift`, `confident_but_unfaithful`) and stream_guard's
+  otherwise (`faithfulness` when the unsupported claims carry the score, `record_conflict`, ...).
+* `confident_but_unfaithful` reads faithfulness strictly (engine/detector.py: strict_faithfulness): a claim the
+  sources support only in part counts as partly unfaithful, so a strict `faithfulness_threshold` catches it.
 
 Kept as in the seed, where the native API has changed: drift counts against the answer (it adds to the
 hallucination score, makes the healer rewrite, and its -0.20 can route a grounded answer to fallback:
@@ -96,8 +102,10 @@ def configure_logging(level: int = logging.INFO) -> None:
 
 # ── report ───────────────────────────────────────────────────────────────────────────────────────────
 
-# stream_guard check names -> the seed's triggered_checks vocabulary.
-_TRIGGER_NAMES = {"entities": "hallucinated_entities", "drift": "answer_drift"}
+# stream_guard's deciding signals -> the seed's triggered_checks vocabulary (a made-up citation is one of the
+# seed's hallucinated entities).
+_TRIGGER_NAMES = {"fabricated_entity": "hallucinated_entities", "fabricated_citation": "hallucinated_entities",
+                  "drift": "answer_drift"}
 
 
 def _contradiction_reason(finding: Finding) -> str:
@@ -149,7 +157,7 @@ class HallucinationReport:
             drift_delta=report.drift_delta,
             is_hallucinating=report.flagged,
             risk_level=report.risk.value,
-            triggered_checks=[_TRIGGER_NAMES.get(name, name) for name in report.triggered],
+            triggered_checks=list(dict.fromkeys(_TRIGGER_NAMES.get(name, name) for name in report.triggered)),
             explanation=_explanations(report),
             latency_ms=report.latency_ms,
             native=report,

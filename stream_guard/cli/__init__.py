@@ -1,4 +1,4 @@
-"""The `stream-guard` command line: `check`, `backtest` and `calibrate` here, the streaming commands in
+"""The `stream-guard` command line: `check`, `backtest`, `calibrate` and `serve` here, the streaming commands in
 stream_guard.agents.cli (imported only when one is asked for: they need the `stream` extra). Every command ends
 on a StreamGuardError the same way (stream_guard.errors.report: its message, its exit code)."""
 
@@ -9,19 +9,21 @@ from typing import Sequence
 
 from stream_guard.errors import StreamGuardError, report
 
-STREAMING_COMMANDS = ("worker", "up", "produce", "tail", "replay-dlq")
+STREAMING_COMMANDS = ("worker", "up", "produce", "tail", "replay-dlq", "alerts")
 
 
-USAGE = """usage: stream-guard [--version] {check,backtest,calibrate,worker,up,produce,tail,replay-dlq} ...
+USAGE = """usage: stream-guard [--version] {check,backtest,calibrate,serve,worker,up,produce,tail,replay-dlq,alerts} ...
 
   check    judge AnswerEvent JSONL offline, one verdict line per input line
   backtest replay a file or a topic with a candidate configuration: report vs live verdicts and labels
   calibrate choose flag_threshold (and refit the score model) from labelled answers; writes a [detector] TOML
+  serve    check answers over HTTP before they are delivered (one, a batch, or sentence by sentence as generated)
   up       embedded broker + worker + demo producer: the whole thing, out of the box
   worker   run a streaming worker against a broker (--embedded: a private in-memory one, for development)
   produce  publish AnswerEvent JSONL to the answers topic
   tail     print verdicts, alerts, dlq or metrics as they arrive
-  replay-dlq re-submit dead letters (after a fix) to the answers topic"""
+  replay-dlq re-submit dead letters (after a fix) to the answers topic
+  alerts   forward the alerts topic to a webhook (Alertmanager, Slack or JSON), at least once"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -48,6 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from stream_guard.cli.backtest import main as run_command
     elif command == "calibrate":
         from stream_guard.cli.calibrate import main as run_command
+    elif command == "serve":
+        from stream_guard.cli.serve import main as run_command
     else:
         print(f"stream-guard: unknown command {command!r}; try --help", file=sys.stderr)
         return 2

@@ -64,11 +64,10 @@ def _breakdown(examples: Sequence[Example], made: Sequence[LabelledDecision]) ->
 
 
 def _weights(chosen: ScoreModel, current: ScoreModel) -> list[str]:
-    old = dict(zip(current.features, current.weights))
-    lines = [f"  {'feature':<24}{'chosen':>9}{'current':>9}"]
-    lines += [f"  {name:<24}{w:+9.3f}{old.get(name, 0.0):+9.3f}" for name, w in zip(chosen.features, chosen.weights)]
-    lines.append(f"  {'intercept':<24}{chosen.intercept:+9.3f}{current.intercept:+9.3f}")
-    return lines
+    rows = [(f"evidence {name}", w, dict(zip(current.evidence, current.weights)).get(name, 0.0))
+            for name, w in zip(chosen.evidence, chosen.weights)]
+    rows += [(f"offset {kind}", chosen.offsets[kind], current.offset(kind)) for kind in chosen.offsets]
+    return [f"  {'':<32}{'chosen':>9}{'current':>9}"] + [f"  {name:<32}{a:+9.3f}{b:+9.3f}" for name, a, b in rows]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -166,7 +165,8 @@ def _main(args: argparse.Namespace) -> int:
     model = msgspec.structs.replace(model, threshold=threshold)
     _say(f"\nChosen: flag_threshold = {threshold}, score model "
          f"{'refitted' if refitted else 'kept (' + (current.fitted_on or 'current') + ')'}")
-    _say("Full guard on the labelled answers (in-sample):")
+    _say("Full guard on the labelled answers the threshold is chosen for (in-sample; short extractive answers, which "
+         "have their own offset, left out when there are others):")
     _say_lines([_summary(name, m) for name, m in [("all", verified["overall"]),
                                                   *sorted(verified["by_task_type"].items())]])
     kept = verified["overall"]["faithful_kept"] or 0.0

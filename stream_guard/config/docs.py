@@ -14,11 +14,13 @@ from typing import Any, Iterator, Literal, Mapping, Sequence, get_args, get_orig
 
 import msgspec
 
+from stream_guard.config.alerts import AlertSettings
 from stream_guard.config.detector import PRESETS, DetectorConfig
 from stream_guard.config.load import ENVIRONMENT, OTHER_VARIABLES, PRESET_VARIABLE
 from stream_guard.config.monitor import MonitorSettings, RuleSettings, TenantSettings
 from stream_guard.config.relations import RELATIONS
 from stream_guard.config.schema import Spec, optional, specs
+from stream_guard.config.serve import ServeSettings
 from stream_guard.config.stream import StreamSettings
 
 # (table as written in a file, its section, its variable prefix or None when the file alone sets it)
@@ -153,4 +155,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # Every section the tables cover, for the tests.
-SECTIONS = (DetectorConfig, StreamSettings, MonitorSettings, RuleSettings, TenantSettings)
+SECTIONS = (DetectorConfig, StreamSettings, MonitorSettings, RuleSettings, TenantSettings, ServeSettings,
+            AlertSettings)

@@ -4,7 +4,8 @@ that one). Every section is checked as it is built; an error names the key path,
 
 Environment variables mirror the file: `[detector]` keys as `STREAM_GUARD_<KEY>`, `[detector.limits]` as
 `STREAM_GUARD_LIMITS_<KEY>`, `[stream]` as `STREAM_GUARD_<KEY>`, `[stream.topics]` as `STREAM_GUARD_TOPIC_<KEY>`,
-`[monitor]` scalars as `STREAM_GUARD_MONITOR_<KEY>`. Any other `STREAM_GUARD_*` variable, unless it is one of the
+`[monitor]` scalars as `STREAM_GUARD_MONITOR_<KEY>`, `[serve]` as `STREAM_GUARD_SERVE_<KEY>`, `[alerts]` as
+`STREAM_GUARD_ALERTS_<KEY>`. Any other `STREAM_GUARD_*` variable, unless it is one of the
 project's OTHER_VARIABLES, is refused by name: a misspelt one would otherwise be ignored.
 """
 
@@ -17,10 +18,12 @@ from typing import Any, Mapping
 
 import msgspec
 
+from stream_guard.config.alerts import AlertSettings
 from stream_guard.config.detector import DetectorConfig, Limits, preset
 from stream_guard.config.monitor import MonitorSettings, TenantSettings
 from stream_guard.config.schema import ConfigError, Spec, build, specs
 from stream_guard.config.score_model import load_model
+from stream_guard.config.serve import ServeSettings
 from stream_guard.config.stream import StreamSettings, TopicNames
 
 ENV_PREFIX = "STREAM_GUARD_"
@@ -33,7 +36,7 @@ OTHER_VARIABLES = frozenset({
     "STREAM_GUARD_CHROMIUM",          # the page tests' chromium binary
     "STREAM_GUARD_WORKER_NAME",       # a worker's name in metrics and dead letters (agents/app.py)
 })
-SECTIONS = ("detector", "stream", "monitor")
+SECTIONS = ("detector", "stream", "monitor", "serve", "alerts")
 
 # Where the environment sets each section's keys: (file path of the table, variable prefix, its section). The
 # monitor's rules and tenants are tables of the file only.
@@ -43,25 +46,30 @@ ENVIRONMENT: tuple[tuple[tuple[str, ...], str, type[Any]], ...] = (
     (("stream",), "STREAM_GUARD_", StreamSettings),
     (("stream", "topics"), "STREAM_GUARD_TOPIC_", TopicNames),
     (("monitor",), "STREAM_GUARD_MONITOR_", MonitorSettings),
+    (("serve",), "STREAM_GUARD_SERVE_", ServeSettings),
+    (("alerts",), "STREAM_GUARD_ALERTS_", AlertSettings),
 )
 PRESET_VARIABLE = "STREAM_GUARD_PRESET"
 
 
 class Config(msgspec.Struct, frozen=True):
-    """The whole configuration: `[detector]`, `[stream]` and `[monitor]` of one file, with the environment's and
-    the command line's values over them."""
+    """The whole configuration: `[detector]`, `[stream]`, `[monitor]`, `[serve]` and `[alerts]` of one file, with
+    the environment's and the command line's values over them."""
 
     detector: DetectorConfig = msgspec.field(default_factory=DetectorConfig)
     stream: StreamSettings = msgspec.field(default_factory=StreamSettings)
     monitor: MonitorSettings = msgspec.field(default_factory=MonitorSettings)
+    serve: ServeSettings = msgspec.field(default_factory=ServeSettings)
+    alerts: AlertSettings = msgspec.field(default_factory=AlertSettings)
 
 
 def load(file: str | Path | Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None, *,
          preset: str | None = None, detector: Mapping[str, Any] | None = None,
-         stream: Mapping[str, Any] | None = None) -> Config:
+         stream: Mapping[str, Any] | None = None, serve: Mapping[str, Any] | None = None,
+         alerts: Mapping[str, Any] | None = None) -> Config:
     """The configuration from a TOML file (a path, or a parsed document), the environment and command-line flags
-    (`detector`, `stream`: key -> typed value; None values are left out), in that order of precedence over the
-    defaults. Raises ConfigError naming the first value that cannot work."""
+    (`detector`, `stream`, `serve`, `alerts`: key -> typed value; None values are left out), in that order of
+    precedence over the defaults. Raises ConfigError naming the first value that cannot work."""
     env = env or {}
     check_environment(env)
     doc, folder = read(file)
@@ -70,6 +78,8 @@ def load(file: str | Path | Mapping[str, Any] | None = None, env: Mapping[str, s
         detector=_detector(detector_table(doc), folder, from_env["detector"], preset, detector),
         stream=build(StreamSettings, [_table(doc, "stream"), from_env["stream"], _given(stream)], "stream."),
         monitor=_monitor(_table(doc, "monitor"), from_env["monitor"]),
+        serve=build(ServeSettings, [_table(doc, "serve"), from_env["serve"], _given(serve)], "serve."),
+        alerts=build(AlertSettings, [_table(doc, "alerts"), from_env["alerts"], _given(alerts)], "alerts."),
     )
 
 
@@ -235,5 +245,6 @@ def check_environment(env: Mapping[str, str]) -> None:
     unknown = unknown_variables(env)
     if unknown:
         raise ConfigError(unknown[0], f"unknown environment variable(s): {', '.join(unknown)}; settings are "
-                                      "STREAM_GUARD_<SETTING>, STREAM_GUARD_TOPIC_<TOPIC>, STREAM_GUARD_LIMITS_<LIMIT> "
-                                      "and STREAM_GUARD_MONITOR_<SETTING> (docs/CONFIG.md)")
+                                      "STREAM_GUARD_<SETTING>, STREAM_GUARD_TOPIC_<TOPIC>, STREAM_GUARD_LIMITS_<LIMIT>, "
+                                      "STREAM_GUARD_MONITOR_<SETTING>, STREAM_GUARD_SERVE_<SETTING> and "
+                                      "STREAM_GUARD_ALERTS_<SETTING> (docs/CONFIG.md)")

@@ -123,10 +123,29 @@ def _tokens_unique(m: Any) -> Problem:
     return None
 
 
+# --- [alerts] -----------------------------------------------------------------------------------------------
+
+
+def _backoff_within_max(a: Any) -> Problem:
+    """backoff_initial_s not above backoff_max_s."""
+    if a.backoff_initial_s > a.backoff_max_s:
+        return "backoff_initial_s", f"must not exceed backoff_max_s ({a.backoff_max_s:g}), got {a.backoff_initial_s:g}"
+    return None
+
+
+def _header_named(a: Any) -> Problem:
+    """header empty or `Name: value`."""
+    name, colon, _ = a.header.partition(":")
+    if a.header and (not colon or not name.strip() or any(c.isspace() for c in name.strip())):
+        return "header", "must be `Name: value`"
+    return None
+
+
 RELATIONS: dict[str, tuple[Relation, ...]] = {
     "DetectorConfig": (_fallback_below_accept, _history_fits_window),
     "StreamSettings": (_topics_distinct, _repartition_topic_valid, _heartbeat_within_session, _sasl_complete,
                        _key_needs_certificate),
     "RuleSettings": (_warning_below_critical,),
     "MonitorSettings": (_windows_within_retention, _tokens_unique),
+    "AlertSettings": (_backoff_within_max, _header_named),
 }

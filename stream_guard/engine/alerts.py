@@ -66,6 +66,8 @@ def alerts_for_verdict(verdict: "Verdict | Mapping[str, Any]", now_ms: int = 0) 
         "hallucination_score": verdict.get("hallucination_score"),
         "hallucination_type": verdict.get("hallucination_type"),
         "triggered": list(verdict.get("triggered") or []),
+        # Why the answer was not delivered as written (null when it was): every fallback and repair says why.
+        "reason": verdict.get("reason"),
     }
     out: list[Alert] = []
     if risk == CRITICAL:

@@ -33,6 +33,7 @@ from stream_guard.scoring.hallucination import (
     model_for,
     signal_probabilities,
 )
+from stream_guard.engine.explain import SOFT_CHECK, deciding, partial_findings, stamped
 from stream_guard.text.questions import question_hash
 
 log = logging.getLogger("stream_guard.detector")
@@ -67,9 +68,10 @@ class HallucinationDetector:
         self.config = config or DetectorConfig()
         self.history = history if history is not None else default_history(self.config)
         self.recognizer = recognizer or make_recognizer(self.config.ner, self.config.spacy_model)
+        self._faithfulness = FaithfulnessCheck(self.config)
         self._checks: tuple[Check, ...] = (
             ConfidenceCheck(self.config),
-            FaithfulnessCheck(self.config),
+            self._faithfulness,
             ContradictionCheck(self.config),
             EntityCheck(self.config, self.recognizer),
             CitationCheck(self.config),
@@ -101,29 +103,32 @@ class HallucinationDetector:
         return report
 
     def _assemble(self, inspection: Inspection, checks: dict[str, CheckResult], started: float) -> HallucinationReport:
+        config = self.config
         # The seed's rule, extremes included: confidence at or above its threshold, grounding below its own.
         confident_but_unfaithful = (
-            checks["confidence"].score >= self.config.confidence_threshold
-            and checks["faithfulness"].score < self.config.faithfulness_threshold
+            checks["confidence"].score >= config.confidence_threshold
+            and strict_faithfulness(checks["faithfulness"]) < config.faithfulness_threshold
         )
-        signals = signal_probabilities(
-            checks, confident_but_unfaithful, self.score_model, drift_counts=self.config.drift_decides
-        )
+        signals = signal_probabilities(checks, confident_but_unfaithful, self.score_model,
+                                       answer=inspection.answer, drift_counts=config.drift_decides)
         score = hallucination_score(signals)
-        flagged = score >= self.config.flag_threshold
-        findings = _ordered_findings(checks.values())
+        triggered = deciding(signals, config.flag_threshold)
+        # Flagged only when a deciding check says so: a score made of nothing is no flag.
+        flagged = score >= config.flag_threshold and bool(triggered)
+        findings = _ordered_findings(stamped({name: result.findings for name, result in checks.items()}))
+        if flagged and not any(f.check == SOFT_CHECK for f in findings) and (
+                SOFT_CHECK in triggered or "confident_but_unfaithful" in triggered):
+            # The score rests on claims the faithfulness check grounds, only in part: name them.
+            findings += tuple(partial_findings(self._faithfulness.groundings(inspection), inspection))
         hallucinated = {f.statement for f in findings}
         verified = tuple(s for s in checks["faithfulness"].verified if s not in hallucinated)
-        triggered = [name for name, result in checks.items() if result.flagged and name != "confidence"]
-        if confident_but_unfaithful:
-            triggered.append("confident_but_unfaithful")
         return HallucinationReport(
             question=inspection.question,
             answer=inspection.answer,
             checks=checks,
             hallucinated_statements=findings,
             verified_statements=verified,
-            risk=assess_risk(checks, confident_but_unfaithful, score, self.config),
+            risk=assess_risk(checks, confident_but_unfaithful, score, config),
             flagged=flagged,
             hallucination_score=score,
             hallucination_type=hallucination_type(checks, flagged),
@@ -192,13 +197,21 @@ class HallucinationDetector:
             self._stats = {"inspected": 0, "flagged": 0}
 
 
-def _ordered_findings(results: Iterable[CheckResult]) -> tuple[Finding, ...]:
+def _ordered_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
     seen: set[tuple[object, ...]] = set()
     unique: list[Finding] = []
-    for result in results:
-        for finding in result.findings:
-            key = (finding.type, finding.kind, finding.statement, finding.answer_value)
-            if key not in seen:
-                seen.add(key)
-                unique.append(finding)
+    for finding in findings:
+        key = (finding.type, finding.kind, finding.statement, finding.answer_value)
+        if key not in seen:
+            seen.add(key)
+            unique.append(finding)
     return tuple(sorted(unique, key=lambda f: _FINDING_ORDER[f.type]))
+
+
+def strict_faithfulness(result: CheckResult) -> float:
+    """Faithfulness as the seed's confident-but-unfaithful rule reads it: the lower of the share of claims the
+    context grounds and the mean share of each claim's content words it contains, so that a claim the sources
+    support only in part ("Returns are allowed within some time period." against "returns within 14 days")
+    counts as partly unfaithful under a strict faithfulness_threshold (the seed's own test, at 0.99)."""
+    mean_overlap = result.details.get("mean_overlap", 1.0) if result.details else 1.0
+    return min(result.score, float(mean_overlap))

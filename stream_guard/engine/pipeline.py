@@ -35,6 +35,7 @@ from stream_guard.wire.verdict import (
     Healing,
     Quality,
     QualityComponents,
+    Reason,
     Statement,
     Verdict,
 )
@@ -160,7 +161,8 @@ class Guard:
             if asked and quality.routing in DELIVERED_ROUTES and delivered.strip()
             else None
         )
-        verdict = _verdict(event, report, healing, quality, delivered, elapsed_ms(started))
+        reason = why_not_delivered(report, healing, quality, self.config, delivered != event.answer)
+        verdict = _verdict(event, report, healing, quality, delivered, elapsed_ms(started), reason)
         return verdict, record
 
     def _delivered_answer(self, event: AnswerEvent, routing: str, healing: HealingResult | None) -> str:
@@ -198,6 +200,39 @@ def _inspection(event: AnswerEvent) -> Inspection:
     return Inspection.build(event.question, event.context, event.answer, event.citations, event.tenant)
 
 
+def why_not_delivered(report: HallucinationReport, healing: HealingResult | None, quality: QualityScore,
+                      config: DetectorConfig, changed: bool) -> Reason | None:
+    """Why the answer was not delivered as written, or None when it was. Every fallback, repair and decline
+    says why, flagged or not."""
+    if quality.routing == "accept" and not changed:
+        return None
+    if not report.answer.strip():
+        return Reason("empty_answer", "the answer is empty: there is nothing to deliver")
+    if report.flagged:
+        return Reason("hallucination", f"flagged by {', '.join(report.triggered)} (hallucination score "
+                                       f"{report.hallucination_score:.2f} >= {config.flag_threshold}); "
+                                       + _outcome(healing))
+    if report.drift_detected and config.drift_decides:
+        return Reason("drift", f"the answer drifted from earlier answers to the same question (distance "
+                               f"{report.drift_delta:.2f}) and drift counts against answers (drift_decides); "
+                               f"quality {quality.score:.2f}")
+    unsupported = [f.statement for f in report.hallucinated_statements][:2]
+    return Reason("low_quality", f"quality {quality.score:.2f} is under fallback_threshold {config.fallback_threshold} "
+                                 f"(faithfulness {report.faithfulness_score:.2f})"
+                                 + (f"; unsupported: {'; '.join(repr(s) for s in unsupported)}" if unsupported else ""))
+
+
+def _outcome(healing: HealingResult | None) -> str:
+    if healing is None:
+        return "not repaired"
+    failed = [c.description for c in healing.changes if c.kind == "fallback"]
+    if healing.declined:
+        return "no repair passed, the safe decline was served" + (f" ({failed[-1]})" if failed else "")
+    if healing.applied and healing.passed:
+        return f"repaired by {healing.strategy}"
+    return "no repair passed" + (f": {'; '.join(failed)}" if failed else "")
+
+
 def _verdict(
     event: AnswerEvent,
     report: HallucinationReport,
@@ -205,6 +240,7 @@ def _verdict(
     quality: QualityScore,
     delivered: str,
     latency_ms: float,
+    reason: Reason | None = None,
 ) -> Verdict:
     applied = healing is not None and healing.applied
     return Verdict(
@@ -227,6 +263,7 @@ def _verdict(
         healing=_healing(healing),
         quality=_quality(quality),
         latency_ms=round(latency_ms, 3),
+        reason=reason,
         model=event.model,
         produced_at_ms=event.produced_at_ms,
         label=event.label,

@@ -14,9 +14,12 @@ Two front-ends over that core:
   goes out with each batch; a question's events always go to the same child (question affinity), which has at
   most one batch in flight, so each event sees exactly the history the ones before it left. An answer to no
   question joins no history (pipeline.py) and goes wherever there is room.
-- `await Pool.judge_batch(payloads, histories, now_ms, claims)`: the worker's, one batch at a time on one
-  child; the event loop writes and watches the pipe itself (a ProcessPoolExecutor's feeder thread and result
-  thread fight a busy loop for the GIL: a batch of three took ~15 ms through one, against ~2.5 ms of checks).
+- `await Pool.judge_batch(payloads, histories, now_ms, claims, slot=i)`: one batch at a time on child i (the
+  worker has one child; engine/dispatch.py spreads the HTTP service's requests over several); the event loop
+  writes and watches the pipe itself (a ProcessPoolExecutor's feeder thread and result thread fight a busy
+  loop for the GIL: a batch of three took ~15 ms through one, against ~2.5 ms of checks). `await
+  Pool.run_in(i, fn, *args)` runs other work with the child's Guard the same way (the sentence checks of a
+  streamed answer, engine/incremental.py).
 
 Children are forked by a fork server (START_METHOD: never forked from the parent itself, which may run threads,
 as Faust's consumer does): a clean process, started with the first judge, that imports the core and spaCy
@@ -50,7 +53,7 @@ from typing import Any, Callable, Generator, Generic, Iterable, Iterator, Mappin
 import orjson
 
 from stream_guard.config.detector import DetectorConfig
-from stream_guard.engine.budget import CpuBudget
+from stream_guard.engine.budget import CpuBudget, OverBudget
 from stream_guard.engine.history import HistoryStore, MemoryHistory, SQLiteHistory
 from stream_guard.engine.judging import Judged, JudgedBatch, dump_history, failed_batch, judge_events, judge_payloads, \
     load_history
@@ -58,7 +61,7 @@ from stream_guard.engine.pipeline import Guard
 from stream_guard.errors import InternalError
 from stream_guard.logs import use_json_logs
 from stream_guard.text.ner import SPACY_AVAILABLE, make_recognizer
-from stream_guard.text.questions import normalize_question, question_hash
+from stream_guard.text.questions import address
 from stream_guard.wire.events import parse_event
 
 T = TypeVar("T")
@@ -99,6 +102,14 @@ _WARMUP = {
 
 class JudgeProcessDied(InternalError):
     """A judge process could not be started or replaced (it exited, or never said ready)."""
+
+
+class CallFailed(InternalError):
+    """A call of `Pool.run_in` failed: it raised, overran its budget (`stage` timeout), or its process died."""
+
+    def __init__(self, reason: str, stage: str) -> None:
+        super().__init__(reason)
+        self.reason, self.stage = reason, stage
 
 
 class _Failed(Exception):
@@ -156,16 +167,9 @@ def json_object(payload: bytes) -> dict[str, Any] | None:
 
 
 def shard_key(payload: bytes) -> str | None:
-    """The question hash a payload's event will be judged under (as events.parse_event reads tenant and
-    question), or None when it has no question or does not parse: such payloads share no state."""
-    obj = json_object(payload)
-    if obj is None:
-        return None
-    tenant, question = obj.get("tenant"), obj.get("question")
-    tenant = "default" if tenant is None else tenant
-    if not isinstance(tenant, str) or not isinstance(question, str) or not normalize_question(question):
-        return None
-    return question_hash(tenant.strip() or "default", question)
+    """The question hash a payload's event will be judged under, or None when it has no question or does not
+    parse: such payloads share no state."""
+    return address(json_object(payload))[1]
 
 
 def _event_id(payload: bytes) -> str | None:
@@ -242,13 +246,42 @@ def _child_main(conn: Connection, options: Options) -> None:
             request = conn.recv_bytes()
         except (EOFError, OSError):  # the parent closed the pipe or died: nothing left to do
             return
-        payloads, histories, now_ms, claims = pickle.loads(request)
-        try:
-            result = judge_payloads(guard, payloads, histories, now_ms, claims, budget=budget)
-        except Exception as exc:  # judge_payloads guards each event; this is a bug around it
-            log.exception("judge process failed on a batch of %d", len(payloads))
-            result = failed_batch(len(payloads), f"{type(exc).__name__}: {exc}")
+        payloads, histories, now_ms, claims, call = pickle.loads(request)
+        result: JudgedBatch | Called
+        if call is not None:
+            result = _run_call(guard, budget, call)
+        else:
+            try:
+                result = judge_payloads(guard, payloads, histories, now_ms, claims, budget=budget)
+            except Exception as exc:  # judge_payloads guards each event; this is a bug around it
+                log.exception("judge process failed on a batch of %d", len(payloads))
+                result = failed_batch(len(payloads), f"{type(exc).__name__}: {exc}")
         conn.send_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+# A function a judge process runs with its Guard (`fn(guard, *args)`), and its arguments: module-level, as it is
+# pickled by reference. For work other than judging whole events (engine/incremental.py's sentence checks).
+Call = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+@dataclass(frozen=True)
+class Called:
+    """What a call returned in the judge process, or why it raised (its CPU budget is one event's)."""
+
+    value: Any = None
+    error: str | None = None
+
+
+def _run_call(guard: Guard, budget: CpuBudget, call: Call) -> Called:
+    fn, args = call
+    try:
+        with budget.limit(1):
+            return Called(fn(guard, *args))
+    except OverBudget as exc:
+        return Called(error=str(exc))
+    except Exception as exc:  # the call's own failure, reported to its caller; the process stays
+        log.exception("a call in the judge process failed")
+        return Called(error=f"{type(exc).__name__}: {exc}")
 
 
 @dataclass(frozen=True)
@@ -259,6 +292,8 @@ class Request:
     histories: dict[str, bytes | None]
     now_ms: int = 0
     claims: list[str | None] | None = None
+    # Set: not a batch to judge but this function to run (Pool.run_in); payloads and histories are empty.
+    call: Call | None = None
 
 
 class JudgeProcess:
@@ -299,19 +334,20 @@ class JudgeProcess:
         self.call_started, self.call_limit_s = time.monotonic(), limit_s
         self._cpu_before = cpu_seconds(self.process.pid) if self.process.pid else None
         try:
-            self.conn.send_bytes(pickle.dumps((request.payloads, request.histories, request.now_ms, request.claims),
-                                              protocol=pickle.HIGHEST_PROTOCOL))
+            self.conn.send_bytes(pickle.dumps((request.payloads, request.histories, request.now_ms, request.claims,
+                                               request.call), protocol=pickle.HIGHEST_PROTOCOL))
         except OSError:
             raise self._died() from None
 
-    def receive(self) -> JudgedBatch:
-        """The call's answer (the pipe is readable: the process is writing it, or has died)."""
+    def receive(self) -> Any:
+        """The call's answer (the pipe is readable: the process is writing it, or has died): a JudgedBatch, or
+        for a Request with a `call`, what it Called."""
         try:
             result = pickle.loads(self.conn.recv_bytes())
         except (EOFError, OSError):
             raise self._died() from None
         self.call_started = None
-        assert isinstance(result, JudgedBatch)
+        assert isinstance(result, (JudgedBatch, Called))
         return result
 
     def overdue(self, now: float) -> bool:
@@ -445,7 +481,7 @@ class Pool:
         self.processes = max(0, processes)
         self.jobs = max(1, self.processes)
         self.replaced = 0  # processes killed for running past a wall-clock limit, or found dead
-        self.busy: Busy | None = None
+        self._busy: dict[int, Busy] = {}  # the async front-end's calls in flight, by process
         # Drift history of the sync front-end; the worker passes its own, from its table, with each batch.
         self.store: HistoryStore = SQLiteHistory(drift_db) if drift_db else MemoryHistory()
         self._local: Guard | None = None
@@ -571,6 +607,11 @@ class Pool:
 
     # --- the async front-end: the worker's, one batch at a time --------------------------------------------------
 
+    @property
+    def busy(self) -> Busy | None:
+        """The oldest call in flight on the async front-end, or None."""
+        return min(self._busy.values(), key=lambda b: b.since, default=None)
+
     def stuck(self, now: float | None = None) -> str | None:
         """Why the judge is not keeping up now, or None: it has been on one batch for longer than the batch's
         wall-clock limit (an event hanging in native code: being killed, replaced and retried alone)."""
@@ -585,16 +626,17 @@ class Pool:
                 f"{self.replaced} judge process(es) replaced so far")
 
     async def judge_batch(self, payloads: Sequence[bytes], histories: Mapping[str, bytes | None], now_ms: int,
-                          claimed_keys: Sequence[str | None] | None = None) -> JudgedBatch:
-        """One batch on the first process (see judging.judge_payloads for the arguments)."""
-        self.busy = Busy(time.monotonic(), len(payloads), self.budget.wall_limit_s(len(payloads)))
+                          claimed_keys: Sequence[str | None] | None = None, *, slot: int = 0) -> JudgedBatch:
+        """One batch on process `slot` (see judging.judge_payloads for the arguments). The caller keeps at most
+        one call in flight per process (the worker has one process; engine/dispatch.py spreads over several)."""
+        self._busy[slot] = Busy(time.monotonic(), len(payloads), self.budget.wall_limit_s(len(payloads)))
         try:
             policy = recovering(Request(list(payloads), dict(histories), now_ms,
                                         list(claimed_keys) if claimed_keys is not None else None))
             call = next(policy)
             while True:
                 try:
-                    outcome: Outcome = await self._call_async(call)
+                    outcome: Outcome = await self._call_async(call, slot)
                 except _Failed as failed:
                     outcome = failed
                 try:
@@ -602,10 +644,47 @@ class Pool:
                 except StopIteration as done:
                     return done.value
         finally:
-            self.busy = None
+            self._busy.pop(slot, None)
 
-    async def _call_async(self, request: Request) -> JudgedBatch:
-        slot = self._slots[0]
+    async def run_in(self, slot: int, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(guard, *args)` in process `slot`, under one event's CPU budget and wall-clock limit; what it
+        returns must pickle. Raises CallFailed when it raised, or when its process died or ran past the limit
+        (the process is then replaced for the next call: there is no retry, the caller decides)."""
+        self._busy[slot] = Busy(time.monotonic(), 1, self.budget.wall_limit_s(1))
+        try:
+            outcome = await self._call_async(Request([], {}, call=(fn, args)), slot)
+        except _Failed as failed:
+            raise CallFailed(failed.reason, failed.stage) from None
+        finally:
+            self._busy.pop(slot, None)
+        if outcome.error is not None:
+            raise CallFailed(outcome.error, "timeout" if outcome.error.startswith("timeout") else "judge")
+        value: T = outcome.value
+        return value
+
+    def sentinel(self, index: int) -> int | None:
+        """A file descriptor that becomes readable when process `index` exits (None: it has none now), for a
+        caller that replaces idle processes as they die (engine/dispatch.py) rather than on their next call."""
+        process = self._slots[index].process
+        return process.process.sentinel if process is not None else None
+
+    async def revive(self, index: int) -> None:
+        """Replace process `index`, idle and gone (an out-of-memory kill, a crash), with a loaded one, so that
+        no request waits for the start-up. A process that cannot start leaves the slot empty: its next call
+        starts one."""
+        slot = self._slots[index]
+        if slot.process is not None:
+            slot.process.close(0.0)
+        self.replaced += 1
+        process = slot.process = JudgeProcess(self.options)  # on the loop's thread: it dies with this thread
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, process.wait_ready)
+        except JudgeProcessDied:
+            log.exception("judge process %d could not be replaced", index)
+            slot.process = None
+
+    async def _call_async(self, request: Request, index: int = 0) -> Any:
+        slot = self._slots[index]
         self.start()  # on the loop's thread, if not started yet: the processes die with this thread
         if slot.process is None:
             self.replaced += 1

@@ -3,8 +3,9 @@
 Most hallucinations in real model output are additions: a sentence or clause the context does not
 support, next to several that it does. Rebuilding the whole answer from the context throws the good part
 away and reads like a different answer; pruning keeps the model's own wording for what is grounded and
-removes what is not, with a transparency note, so the user knows something was taken out. It is also
-what cleans up after a patch: a patched answer must not keep an unsupported claim next to the fixed one.
+removes what is not (the healer ends the repair with one note naming it, heal/note.py), so the user knows
+something was taken out. It is also what cleans up after a patch: a patched answer must not keep an
+unsupported claim next to the fixed one. A numbered list an item was dropped from counts on (heal/edits.py).
 
 The strategy offers nothing when no claim would be left, or when what is left is too little of the
 answer to stand as one.
@@ -12,16 +13,14 @@ answer to stand as one.
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
-from stream_guard.text.claims import extract_claims
+from stream_guard.heal import edits
 from stream_guard.heal.result import CLAIM_PRUNE, Attempt, Change
-from stream_guard.wire.report import Finding, FindingType
-from stream_guard.text.spans import sentence_spans
+from stream_guard.text.claims import extract_claims
+from stream_guard.text.markup import Markup
 from stream_guard.text.words import stem_set
-
-PRUNE_NOTE = "Note: statements that could not be verified against the source documents were removed from this answer."
+from stream_guard.wire.report import Finding, FindingType
 # Share of a sentence's content stems a finding's statement must cover to mark it (statements are claims,
 # which drop prefaces and inline "(passage 2)" tags, so they are not always literal substrings).
 _MATCH_SHARE = 0.8
@@ -41,44 +40,26 @@ def _marks(sentence: str, statements: Sequence[tuple[str, frozenset[str]]]) -> s
     return None
 
 
-def prune(answer: str, findings: Sequence[Finding], note: str = PRUNE_NOTE) -> Attempt:
+def prune(answer: str | Markup, findings: Sequence[Finding]) -> Attempt:
     """The answer without the sentences that carry a finding; text None when too little would be left."""
     marked = [f for f in findings if f.type in _PRUNED_KINDS and f.kind != "irrelevant_context" and f.statement]
     if not marked:
         return Attempt(CLAIM_PRUNE, None, ())
+    markup = edits.read(answer)
+    answer = markup.original
     statements = [(f.statement.strip(), stem_set(f.statement)) for f in marked]
-    kept: list[tuple[int, int]] = []
+    dropped: list[tuple[int, int]] = []
     changes: list[Change] = []
-    for start, end, sentence in sentence_spans(answer):
+    for start, end, sentence in edits.spans(markup):
         hit = _marks(sentence, statements)
-        if hit is None:
-            kept.append((start, end))
-        else:
+        if hit is not None:
+            dropped.append((start, end))
             changes.append(Change("drop_sentence", sentence, "", "Removed a statement the source documents do not support"))
-    if not changes or not kept:
+    if not changes or len(dropped) == len(edits.spans(markup)):
         return Attempt(CLAIM_PRUNE, None, tuple(changes))
-    text = _join(answer, kept)
+    text = edits.drop(markup, dropped)
     claims_before = len(extract_claims(answer))
     claims_after = len(extract_claims(text))
     if claims_after == 0 or claims_after < MIN_KEPT_SHARE * claims_before:
         return Attempt(CLAIM_PRUNE, None, tuple(changes))
-    text = f"{text}\n\n{note}" if "\n" in text else f"{text} {note}"
-    changes.append(Change("note", "", note, "Appended a transparency note about the removed statements"))
     return Attempt(CLAIM_PRUNE, text, tuple(changes))
-
-
-_TRAILING_COLON_RE = re.compile(r"[:：]\s*$")
-
-
-def _join(answer: str, spans: list[tuple[int, int]]) -> str:
-    """Kept sentences with the separators the answer had before them (a line break stays a line break)."""
-    out: list[str] = []
-    for k, (start, end) in enumerate(spans):
-        piece = answer[start:end]
-        if k:
-            gap = answer[spans[k - 1][1] : start]
-            out.append("\n" if "\n" in gap else " ")
-        out.append(piece)
-    text = "".join(out).strip()
-    # A list introduction whose items were all removed ("The steps are:") would end the answer mid-thought.
-    return _TRAILING_COLON_RE.sub(".", text)

@@ -18,6 +18,13 @@ A patch touches only the contradicted sentences: a value is replaced inside the 
 names (or, when that sentence cannot be found, inside the one sentence that holds the value), and the
 billing pass runs over those sentences alone. "Our monthly newsletter is free" stays monthly when
 another sentence got the plan's billing cycle wrong.
+
+A patch speaks in the answer's voice. A sentence that asserts nothing ("Sure!", "Here is a summary:") is never
+a patch's target, whatever a finding says. A polarity flip ("supports" where the source says "does not
+support") is swapped in place when the two phrases differ only in their negation and auxiliaries; otherwise
+the source sentence takes the answer sentence's place only when it reads like the answer (no first person,
+quotation or crawl artefact the answer did not have: readability.reading_problems), and when it does not, the
+contradicted sentence is dropped (the healer's note names it) rather than spliced.
 """
 
 from __future__ import annotations
@@ -27,9 +34,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
+from stream_guard.heal import edits
+from stream_guard.heal.readability import readability_problems, reading_problems
 from stream_guard.heal.result import CONTRADICTION_PATCH, Attempt, Change
-from stream_guard.wire.report import Finding, FindingType
+from stream_guard.text.claims import extract_claims
+from stream_guard.text.markup import Markup
 from stream_guard.text.spans import sentence_spans
+from stream_guard.text.words import NEGATORS, stem
+from stream_guard.wire.report import Finding, FindingType
 
 MONTHLY, ANNUAL, WEEKLY, QUARTERLY = "monthly", "annual", "weekly", "quarterly"
 CYCLES = (MONTHLY, ANNUAL, WEEKLY, QUARTERLY)
@@ -243,11 +255,12 @@ def _locate(answer: str, finding: Finding, taken: list[tuple[int, int]]) -> tupl
 
 
 def _sentence_edit(answer: str, finding: Finding, taken: list[tuple[int, int]]) -> tuple[int, int, str] | None:
-    """Swap a whole answer sentence for its source sentence.
+    """Swap a whole answer sentence for its source sentence, or drop it (empty replacement).
 
-    Used for negation flips: the answer's "can cancel" and the source's "cannot be cancelled" are not
-    interchangeable literals (splicing one into the other's grammar gives "You cannot be cancelled your
-    subscription"), but the source sentence itself is grounded and grammatical.
+    Used for polarity flips whose phrases cannot be swapped in place: the answer's "can cancel" and the source's
+    "cannot be cancelled" are not interchangeable literals (splicing one into the other's grammar gives "You
+    cannot be cancelled your subscription"). The source sentence is grounded and grammatical, but it is taken
+    only when it reads like the answer; otherwise the sentence goes.
     """
     if not finding.source or not finding.statement:
         return None
@@ -257,24 +270,62 @@ def _sentence_edit(answer: str, finding: Finding, taken: list[tuple[int, int]]) 
     span = (start, start + len(finding.statement))
     if any(a < span[1] and span[0] < b for a, b in taken):
         return None
-    return span[0], span[1], finding.source.strip()
+    source = finding.source.strip()
+    if readability_problems(source) or reading_problems(source, finding.statement):
+        return span[0], span[1], ""
+    return span[0], span[1], source
 
 
-def replace_values(answer: str, findings: Sequence[Finding]) -> tuple[str, tuple[Change, ...]]:
+# Words that carry a polarity flip's grammar but not its content: "does not support" vs "supports".
+_AUXILIARIES = frozenset(
+    "do does did is are was were be been being am can could will would shall should may might must has have had "
+    "ever any".split())
+# "Do" only carries the negation of a simple verb ("supports" -> "does not support"); any other auxiliary is
+# part of the verb's form ("can cancel" is not "cannot be cancelled").
+_DO = frozenset({"do", "does", "did"})
+
+
+def _swappable(answer_value: str | None, source_value: str | None) -> bool:
+    """Whether two polarity phrases differ only in their negation, so one can replace the other in the answer's
+    own sentence: the same content words and the same auxiliaries but "do" ("supports" -> "does not support",
+    "can cancel" -> "cannot cancel"; not "includes" -> "is not included")."""
+    if not answer_value or not source_value:
+        return False
+
+    def parts(text: str) -> tuple[frozenset[str], frozenset[str]]:
+        words = re.findall(r"[A-Za-z]+", text.lower().replace("n't", " not").replace("cannot", "can not"))
+        content = frozenset(stem(w) for w in words if w not in NEGATORS and w not in _AUXILIARIES)
+        return content, frozenset(w for w in words if w in _AUXILIARIES and w not in _DO)
+
+    ours, theirs = parts(answer_value), parts(source_value)
+    return bool(ours[0]) and ours == theirs
+
+
+def _asserts(statement: str | None) -> bool:
+    """Whether an answer sentence asserts anything a patch could correct ("Sure!" does not)."""
+    return bool(statement and extract_claims(statement))
+
+
+def replace_values(answer: str | Markup, findings: Sequence[Finding]) -> tuple[str, tuple[Change, ...]]:
     """Swap each contradicted literal for the source's literal inside its own sentence.
 
-    Negation findings replace their whole sentence with the source sentence and are placed first, so a
-    value edit inside the same sentence cannot half-patch what the sentence swap replaces anyway.
+    Polarity findings whose phrases cannot be swapped replace (or drop) their whole sentence and are placed
+    first, so a value edit inside the same sentence cannot half-patch what the sentence edit replaces anyway.
+    Everything is found in the answer's plain text (where the checks found it) and written back through the
+    markup reader, so the answer's markdown and the markers of what it keeps stay.
     """
-    edits: list[tuple[int, int, str, Finding]] = []
+    markup = edits.read(answer)
+    plain = markup.plain
+    found: list[tuple[int, int, str, Finding]] = []
     seen: set[tuple[str, str | None, str | None]] = set()
-    ordered = sorted(findings, key=lambda f: f.kind != "negation")
-    for finding in ordered:
-        taken = [(lo, hi) for lo, hi, _, _ in edits]
-        if finding.kind == "negation":
-            sentence = _sentence_edit(answer, finding, taken)
+    claims = [f for f in findings if _asserts(f.statement)]
+    whole = [f for f in claims if f.kind == "negation" and not _swappable(f.answer_value, f.source_value)]
+    for finding in whole + [f for f in claims if f not in whole]:
+        taken = [(lo, hi) for lo, hi, _, _ in found]
+        if finding in whole:
+            sentence = _sentence_edit(plain, finding, taken)
             if sentence is not None:
-                edits.append((*sentence, finding))
+                found.append((*sentence, finding))
             continue
         if finding.kind == "billing" and _cycle_name(finding.answer_value) in CYCLES:
             continue  # cycle names are handled by the billing pass, not literally
@@ -282,20 +333,22 @@ def replace_values(answer: str, findings: Sequence[Finding]) -> tuple[str, tuple
         if not a or not s or a == s or (finding.statement, a, s) in seen:
             continue
         seen.add((finding.statement, a, s))
-        span = _locate(answer, finding, taken)
+        span = _locate(plain, finding, taken)
         if span is not None:
-            edits.append((span[0], span[1], s, finding))
-    patched = answer
-    for lo, hi, value, finding in sorted(edits, key=lambda e: e[0], reverse=True):
-        replacement = value if finding.kind == "negation" else _match_case(patched[lo:hi], value)
-        patched = patched[:lo] + replacement + patched[hi:]
-    return patched, tuple(_describe(answer, edit) for edit in sorted(edits, key=lambda e: e[0]))
+            found.append((span[0], span[1], s, finding))
+    ordered = sorted(found, key=lambda e: e[0])
+    values = [(lo, hi, value if finding in whole else _match_case(plain[lo:hi], value)) for lo, hi, value, finding in ordered]
+    patched = edits.replace(markup, values) if values else markup.original
+    return patched, tuple(_describe(plain, edit, edit[3] in whole) for edit in ordered)
 
 
-def _describe(answer: str, edit: tuple[int, int, str, Finding]) -> Change:
+def _describe(answer: str, edit: tuple[int, int, str, Finding], whole: bool) -> Change:
     lo, hi, value, finding = edit
     before = answer[lo:hi]
-    if finding.kind == "negation":
+    if whole and not value:
+        return Change("drop_sentence", before, "", "Removed a sentence that contradicts the source (the source "
+                                                     "sentence does not read like the answer)")
+    if whole:
         return Change("replace_sentence", before, value, "Replaced a sentence that negates the source with the source sentence")
     where = f" per source: {finding.source}" if finding.source else ""
     return Change("replace", before, value, f"Replaced '{before}' with '{value}' ({finding.kind or 'contradiction'}){where}")
@@ -330,17 +383,18 @@ def _normalize_in_sentences(
     return patched, tuple(changes)
 
 
-def patch(answer: str, findings: Sequence[Finding]) -> Attempt:
+def patch(answer: str | Markup, findings: Sequence[Finding]) -> Attempt:
     """Contradiction patch over the answer's contradiction findings; text None when nothing could be patched."""
+    markup = edits.read(answer)
     contradictions = [f for f in findings if f.type is FindingType.CONTRADICTION]
-    patched, changes = replace_values(answer, contradictions)
+    patched, changes = replace_values(markup, contradictions)
     # The direction is read from what the model wrote: a source sentence swapped in for a negation flip
     # names the target cycle and must not make the answer look like it already mixes two cycles.
-    direction = billing_direction(answer, contradictions)
+    direction = billing_direction(markup.plain, contradictions)
     if direction is not None:
         sources, target = direction
-        patched, billing_changes = _normalize_in_sentences(patched, answer, contradictions, sources, target)
+        patched, billing_changes = _normalize_in_sentences(patched, markup.plain, contradictions, sources, target)
         changes += billing_changes
-    if not changes or patched == answer:
+    if not changes or patched == markup.original:
         return Attempt(CONTRADICTION_PATCH, None, ())
     return Attempt(CONTRADICTION_PATCH, patched, changes)

@@ -1,8 +1,10 @@
 """Strategy: entity scrub. Drop every sentence that leans on a fabricated person, organisation or citation.
 
-Deleting silently would hand the user a shorter answer with no explanation, so a transparency note is
-appended whenever something is removed. If every sentence goes, there is nothing left worth sending and
-the strategy offers nothing (the healer then serves a safe decline).
+Deleting silently would hand the user a shorter answer with no explanation, so the healer ends the repair with
+one note naming what was removed (heal/note.py). If every sentence goes, there is nothing left worth sending
+and the strategy offers nothing (the healer then tries the next strategy). Only the names the entity check
+finds in no source are scrubbed: a well-known name written differently ("U.S." for "United States", "MA" for
+Massachusetts) is not a finding there, so no sentence is dropped for it.
 """
 
 from __future__ import annotations
@@ -10,14 +12,10 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from stream_guard.heal import edits
 from stream_guard.heal.result import ENTITY_SCRUB, Attempt, Change
+from stream_guard.text.markup import Markup
 from stream_guard.wire.report import Finding, FindingType
-from stream_guard.text.sentences import split_sentences
-
-SCRUB_NOTE = (
-    "Note: names or references that could not be verified against the source documents "
-    "were removed from this answer."
-)
 
 _TITLES = frozenset("dr dr. prof prof. mr mr. mrs mrs. ms ms. sir".split())
 
@@ -36,19 +34,21 @@ def _needles(finding: Finding) -> list[re.Pattern[str]]:
     return patterns
 
 
-def scrub(answer: str, findings: Sequence[Finding]) -> Attempt:
+def scrub(answer: str | Markup, findings: Sequence[Finding]) -> Attempt:
     entities = [f for f in findings if f.type is FindingType.FABRICATED_ENTITY]
+    markup = edits.read(answer)
     statements = {f.statement.strip() for f in entities if f.statement}
     needles = [(f, p) for f in entities for p in _needles(f)]
-    kept: list[str] = []
+    dropped: list[tuple[int, int]] = []
     changes: list[Change] = []
-    for sentence in split_sentences(answer):
+    sentences = edits.spans(markup)
+    for start, end, sentence in sentences:
         culprit = next((f for f, p in needles if p.search(sentence)), None)
         if culprit is None and sentence.strip() in statements:
             culprit = next(f for f in entities if f.statement.strip() == sentence.strip())
         if culprit is None:
-            kept.append(sentence)
             continue
+        dropped.append((start, end))
         changes.append(
             Change(
                 "drop_sentence",
@@ -58,7 +58,6 @@ def scrub(answer: str, findings: Sequence[Finding]) -> Attempt:
                 "which appears in no source document",
             )
         )
-    if not changes or not kept:
+    if not changes or len(dropped) == len(sentences):
         return Attempt(ENTITY_SCRUB, None, tuple(changes))
-    changes.append(Change("note", "", SCRUB_NOTE, "Appended a transparency note about the removed sentences"))
-    return Attempt(ENTITY_SCRUB, " ".join(kept + [SCRUB_NOTE]), tuple(changes))
+    return Attempt(ENTITY_SCRUB, edits.drop(markup, dropped), tuple(changes))

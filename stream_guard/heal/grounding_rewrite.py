@@ -11,8 +11,11 @@ scores accordingly.
 
 A rewrite answers the question, it does not dump the source: at most `MAX_SENTENCES` sentences and no
 more than the original answer had claims, within a character budget set by the original answer's length.
-A sentence is never picked when it is not prose a person can read (JSON, markup, a key-value line), holds
-a credential, or addresses a model ("ignore previous instructions"). A structured chunk (a JSON record)
+A sentence is never picked when it is not clean prose that reads like the answer (JSON, markup, a key-value
+line; a crawl artefact such as a sentence glued to the next, "range.ost a", a cut-off chunk starting in lower
+case or a stray list number; first person or a quotation the answer did not use: readability.py), holds a
+credential, or addresses a model ("ignore previous instructions"). When nothing clean is left, the rewrite
+offers nothing and says why, so the answer falls back with that reason. A structured chunk (a JSON record)
 contributes no sentences: its fields are written as sentences by `structured.describe_record`, and when
 that has nothing to say the rewrite offers nothing (the healer then falls back).
 """
@@ -25,7 +28,7 @@ from typing import Iterator
 
 from stream_guard.text.claims import extract_claims
 from stream_guard.heal.delivery_safety import unsafe_reasons
-from stream_guard.heal.readability import readability_problems
+from stream_guard.heal.readability import readability_problems, reading_problems
 from stream_guard.heal.result import GROUNDING_REWRITE, Attempt, Change
 from stream_guard.text.inspection import ContextSentence, Inspection
 from stream_guard.text.records import describe_record
@@ -68,10 +71,12 @@ def choose_prefix(text: str) -> str:
     return PREFIX_GENERAL
 
 
-def usable(text: str) -> bool:
-    """Whether a context sentence may appear in a rewrite: prose, no secret, nothing addressed to a model."""
+def usable(text: str, answer: str = "") -> bool:
+    """Whether a context sentence may appear in a rewrite of `answer`: clean prose that reads like the answer,
+    no secret, nothing addressed to a model."""
     n = len(text.split())
-    return n <= MAX_WORDS and not readability_problems(text) and not unsafe_reasons(text)
+    return (n <= MAX_WORDS and not readability_problems(text) and not reading_problems(text, answer)
+            and not unsafe_reasons(text))
 
 
 def _rank(inspection: Inspection) -> list[_Ranked]:
@@ -97,8 +102,9 @@ def _rank(inspection: Inspection) -> list[_Ranked]:
     return ranked
 
 
-def _usable_in_order(ranked: list[_Ranked]) -> Iterator[_Ranked]:
-    """The ranked sentences a rewrite may use, each text once: prose, not a question, safe to deliver."""
+def _usable_in_order(ranked: list[_Ranked], answer: str) -> Iterator[_Ranked]:
+    """The ranked sentences a rewrite of `answer` may use, each text once: clean prose in the answer's voice,
+    not a question, safe to deliver."""
     seen: set[str] = set()
     for r in ranked:
         text = r.sentence.text.strip()
@@ -106,7 +112,7 @@ def _usable_in_order(ranked: list[_Ranked]) -> Iterator[_Ranked]:
         if not text or text.endswith("?") or key in seen:
             continue
         seen.add(key)
-        if usable(text):
+        if usable(text, answer):
             yield r
 
 
@@ -124,7 +130,7 @@ def select_sentences(inspection: Inspection, limit: int = MAX_SENTENCES) -> list
     best: list[_Ranked] = []
     stubs: list[_Ranked] = []
     used = 0
-    for r in _usable_in_order(_rank(inspection)):
+    for r in _usable_in_order(_rank(inspection), inspection.answer):
         if len(r.sentence.text.split()) < MIN_WORDS:
             if not best:
                 stubs.append(r)
@@ -163,7 +169,9 @@ def rewrite(inspection: Inspection, limit: int = MAX_SENTENCES) -> Attempt:
     if not chosen and any(inspection.records):
         return _record_rewrite(inspection, limit)
     if not chosen:
-        return Attempt(GROUNDING_REWRITE, None, ())
+        why = ("no source sentence it relates to is clean prose that reads like the answer"
+               if _rank(inspection) else "no source sentence relates to the question or the answer")
+        return Attempt(GROUNDING_REWRITE, None, (Change("refused", inspection.answer, "", why),))
     body = " ".join(chosen)
     prefix = choose_prefix(body)
     text = f"{prefix} {body}"

@@ -21,9 +21,11 @@ ungrounded: a two-sentence answer with one wrong figure and one embellishment sc
 patch and 0.50 after it. Judging the floor on the patched answer (the fallback rule) keeps the seed's
 intent, "rewrite what is deeply ungrounded", without rewriting answers a one-value patch fixes.
 
-A repair is delivered only if it is prose a person can read (`readability.py`: no JSON, markup, key-value
-dump, chunk id or run of whole chunks), carries no credential and nothing addressed to a model
-(`delivery_safety.py`), and its re-inspection (`detector.analyze`, same context and drift history) is
+A repair that removed something ends with one note naming what (`note.py`); the strategies only edit. A repair is
+delivered only if it is prose a person can read that reads like the answer it replaces (`readability.py`: no
+JSON, markup, key-value dump, chunk id or run of whole chunks; no first person or quotation spliced into the
+answer's voice, no crawl artefact, one note, lists still counting), carries no credential and nothing addressed
+to a model (`delivery_safety.py`), and its re-inspection (`detector.analyze`, same context and drift history) is
 not flagged and has no contradiction, no fabricated entity and low or medium risk. When no repair
 passes, the result is not applied and the answer routes to fallback; with `decline_on_failure` (the
 seed's behaviour, stream_guard.compat) the configured safe decline is served instead. Nothing here
@@ -37,9 +39,9 @@ from typing import Iterable, Protocol, Sequence
 
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.wire.events import Chunk
-from stream_guard.heal import claim_prune, contradiction_patch, entity_scrub, grounding_rewrite, safe_decline
+from stream_guard.heal import claim_prune, contradiction_patch, entity_scrub, grounding_rewrite, note, safe_decline
 from stream_guard.heal.delivery_safety import unsafe_reasons
-from stream_guard.heal.readability import readability_problems
+from stream_guard.heal.readability import prose_problems, reading_problems
 from stream_guard.heal.recalibrate import recalibrate_confidence
 from stream_guard.heal.result import (
     CLAIM_PRUNE,
@@ -54,7 +56,7 @@ from stream_guard.heal.result import (
 )
 from stream_guard.text.fingerprint import Fingerprint
 from stream_guard.text.inspection import Inspection
-from stream_guard.wire.report import FindingType, HallucinationReport, Risk
+from stream_guard.wire.report import Finding, FindingType, HallucinationReport, Risk
 
 REWRITE_BELOW_FAITHFULNESS = 0.30
 PATCH_MIN_FAITHFULNESS = 0.50
@@ -84,8 +86,6 @@ def choose_strategy(report: HallucinationReport, drift_decides: bool = False) ->
     return CLAIM_PRUNE
 
 
-_NOTES = (claim_prune.PRUNE_NOTE, entity_scrub.SCRUB_NOTE)
-
 # What to try after each first choice, in order.
 _PLANS: dict[str, tuple[str, ...]] = {
     CONTRADICTION_PATCH: (CONTRADICTION_PATCH, GROUNDING_REWRITE, CLAIM_PRUNE),
@@ -109,13 +109,37 @@ def failure_reason(report: HallucinationReport) -> str | None:
 
 
 def refusal_reason(text: str, inspection: Inspection) -> str | None:
-    """Why a repair may not be shown to a user whatever its re-inspection says, or None."""
-    raw = inspection.raw_texts
-    problems = readability_problems(text, raw, [c.id for c in inspection.chunks])
+    """Why a repair may not be shown to a user whatever its re-inspection says, or None: it is not prose, it
+    does not read like the answer it replaces (inspection.answer), or it is unsafe to deliver."""
+    problems = prose_problems(text, inspection.answer, inspection.raw_texts, [c.id for c in inspection.chunks])
     if problems:
         return f"it is not readable prose ({', '.join(problems)})"
+    problems = reading_problems(text, inspection.answer)
+    if problems:
+        return f"it would not read like the answer it replaces ({', '.join(problems)})"
     unsafe = unsafe_reasons(text)
     return unsafe[0] if unsafe else None
+
+
+def noted(attempt: Attempt, findings: Sequence[Finding]) -> Attempt:
+    """The attempt ending with one note listing what it removed (nothing added when it removed nothing)."""
+    dropped = [c.before for c in attempt.changes if c.kind == "drop_sentence"]
+    if attempt.text is None or not dropped:
+        return attempt
+    text = note.removal_note([note.what(_finding_in(sentence, findings)) for sentence in dropped])
+    change = Change("note", "", text or "", "Appended one note listing what was removed")
+    return Attempt(attempt.strategy, note.with_note(attempt.text, text), attempt.changes + (change,))
+
+
+def _finding_in(sentence: str, findings: Sequence[Finding]) -> Finding | None:
+    """The most specific finding about a removed sentence: a made-up name or a wrong value before a claim."""
+    about = [f for f in findings if f.statement and (f.statement in sentence or sentence.strip() in f.statement
+                                                      or (f.answer_value and f.answer_value in sentence))]
+    return min(about, key=lambda f: _SPECIFIC.get(f.type, 9), default=None)
+
+
+_SPECIFIC = {FindingType.FABRICATED_ENTITY: 0, FindingType.CONTRADICTION: 1, FindingType.CITATION_MISMATCH: 2,
+             FindingType.UNSUPPORTED: 3}
 
 
 def _leftovers(report: HallucinationReport) -> bool:
@@ -168,44 +192,50 @@ class HallucinationHealer:
             attempt, final, why = self._try(name, original, report, history)
             last = (attempt, final)
             if why is None and attempt.text is not None and final is not None:
-                return self._applied(answer, report, attempt, final, notes)
+                found = report.hallucinated_statements + final.hallucinated_statements
+                return self._applied(answer, report, noted(attempt, found), final, notes)
             notes += (Change("fallback", name, following or "fallback", f"{name} not used: {why}"),)
         return self._failed(original, report, Attempt(plan[0], last[0].text, last[0].changes), last[1], notes)
 
     def _try(
         self, name: str, original: Inspection, report: HallucinationReport, history: Sequence[Fingerprint]
     ) -> tuple[Attempt, HallucinationReport | None, str | None]:
-        """One strategy: its attempt, the re-inspection of its text, and why it may not be delivered."""
+        """One strategy: its attempt (text without the note), the re-inspection of its text, and why it may not be
+        delivered."""
         attempt = self._propose(name, original, report)
         if attempt.text is None:
-            return attempt, None, "it had nothing usable to offer"
-        refused = refusal_reason(attempt.text, original)
-        if refused:
-            return attempt, None, refused
+            refused = [c.description for c in attempt.changes if c.kind == "refused"]
+            return attempt, None, refused[-1] if refused else "it had nothing usable to offer"
+        refused_why = refusal_reason(noted(attempt, report.hallucinated_statements).text or "", original)
+        if refused_why:
+            return attempt, None, refused_why
         final = self._reinspect(original, attempt.text, history)
         if name == CONTRADICTION_PATCH and final.faithfulness_score < PATCH_MIN_FAITHFULNESS:
             return attempt, final, f"the patched answer is only {final.faithfulness_score:.2f} faithful"
         if name in (CONTRADICTION_PATCH, ENTITY_SCRUB) and _leftovers(final):
             # The fixed answer must not keep an unsupported claim next to the fixed one.
-            pruned = claim_prune.prune(attempt.text, final.hallucinated_statements)
-            if pruned.text is not None and refusal_reason(pruned.text, original) is None:
-                attempt = Attempt(name, pruned.text, attempt.changes + pruned.changes)
-                final = self._reinspect(original, pruned.text, history)
+            pruned = claim_prune.prune(original.with_answer(attempt.text).answer_markup, final.hallucinated_statements)
+            if pruned.text is not None:
+                candidate = Attempt(name, pruned.text, attempt.changes + pruned.changes)
+                found = report.hallucinated_statements + final.hallucinated_statements
+                if refusal_reason(noted(candidate, found).text or "", original) is None:
+                    attempt = candidate
+                    final = self._reinspect(original, pruned.text, history)
         return attempt, final, failure_reason(final)
 
     def _propose(self, name: str, original: Inspection, report: HallucinationReport) -> Attempt:
+        # The answer as the checks read it (markdown and citation markers apart): edits keep its structure.
+        answer = original.answer_markup
         if name == CONTRADICTION_PATCH:
-            return contradiction_patch.patch(original.answer, report.hallucinated_statements)
+            return contradiction_patch.patch(answer, report.hallucinated_statements)
         if name == ENTITY_SCRUB:
-            return entity_scrub.scrub(original.answer, report.hallucinated_statements)
+            return entity_scrub.scrub(answer, report.hallucinated_statements)
         if name == CLAIM_PRUNE:
-            return claim_prune.prune(original.answer, report.hallucinated_statements)
+            return claim_prune.prune(answer, report.hallucinated_statements)
         return grounding_rewrite.rewrite(original, self.rewrite_sentences)
 
     def _reinspect(self, original: Inspection, text: str, history: Sequence[Fingerprint]) -> HallucinationReport:
-        # The transparency notes are the guard's own words about the repair, not claims to ground.
-        for note in _NOTES:
-            text = text.replace(note, "").rstrip()
+        # `text` is the repair without its note: the note is the guard's own words, not a claim to ground.
         healed = original.with_answer(text)
         if original.answer_entities is not None:
             # Text a repair adds comes from the context, where no name is fabricated; a name it keeps

@@ -2,8 +2,26 @@
 
 A repair built from retrieved material can easily hand the user the material itself: a JSON record, an
 HTML fragment, a `key: value` dump, a chunk id, or whole chunks pasted one after another. None of those
-answers a question. `readability_problems` names what is wrong (empty when the text reads as prose);
-the healer refuses a repair that has any, and the user-outcome benchmark counts delivered answers with it.
+answers a question. `readability_problems` names what is wrong (empty when the text reads as prose).
+
+A repair can be prose and still read wrong next to the answer it replaces. `reading_problems` compares the
+repair with the original answer and names what the repair introduced (more of it than the original had, so a
+model's own style is never blamed on the repair):
+
+- first_person: a source sentence in the first person ("I loved the brisket", "we believe") spliced into an
+  answer that did not speak so;
+- quote_spliced: quotation marks the answer did not have: a quoted source sentence pasted in;
+- stacked_notes: more than one "Note: ..." sentence;
+- crawl_artefact: text that is not clean prose: a sentence run into the next with no space ("range.ost a"), a
+  lone list number left from a web page ("down. 2  Place"), a sentence starting in lower case (a cut-off chunk or
+  a broken word);
+- dangling_connective: an introduction followed by a connective that answers nothing before it ("According to
+  the provided information: But save ...");
+- broken_numbering: a numbered list that no longer counts 1, 2, 3;
+- dangling_intro: a line ending in ":" that nothing follows, or only a note.
+
+`repair_problems` is both: the one test the healer applies to every repair and the trust benchmark counts
+delivered repairs with. Rules follow from how prose is written; none is learnt from labelled rows.
 
 Linear in the text (plus, for whole-chunk runs, the chunks' lengths): a handful of regex scans with no
 nested quantifiers, and one normalised substring search per long chunk.
@@ -12,7 +30,7 @@ nested quantifiers, and one normalised substring search per long chunk.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 # A quoted key followed by a colon ("name": ...), or a JSON container opening on a quoted string or a
 # nested container: the shapes that only a serialised record has.
@@ -116,3 +134,98 @@ def readability_problems(
 def is_readable(text: str, chunk_texts: Sequence[str] = (), chunk_ids: Sequence[str] = ()) -> bool:
     """True when `text` is prose a person can read: no JSON, markup, key-value dump, chunk id or chunk run."""
     return not readability_problems(text, chunk_texts, chunk_ids)
+
+
+# --- reading next to the original --------------------------------------------------------------------------
+
+# "I" only as a capital; the others in lower or title case ("US" is the country, "ME" a state).
+_FIRST_PERSON_RE = re.compile(r"\bI(?:'m|'ve|'d|'ll|’m|’ve|’d|’ll)?\b|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Mm]yself"
+                              r"|[Ww]e(?:'re|'ve|'d|'ll|’re|’ve|’d|’ll)?|[Oo]urs?|[Oo]urselves|[Uu]s)\b")
+_QUOTES_RE = re.compile(r"[\"“”]")
+_NOTE_RE = re.compile(r"(?:^|(?<=[.!?\s]))Note:", re.M)
+# A sentence end glued to the next word: two lower-case letters, a stop, then a letter; not an abbreviation
+# ("e.g.", "U.S."), a domain ("example.com", "www.x") or a decimal.
+_GLUED_RE = re.compile(r"(?<![\w./@:-])(?!www\b)[A-Za-z]*[a-z]{2}[.!?](?!com\b|org\b|net\b|gov\b|edu\b|io\b|co\b)"
+                       r"[A-Za-z]{2,}\b")
+_STRAY_NUMBER_RE = re.compile(r"(?:^|[.!?:]\s+)\d{1,2}[ \t]{2,}[A-Z]", re.M)
+# A word in lower case where a sentence starts, unless the stop before it ends an abbreviation ("5 p.m. on
+# Monday", "e.g. tea", "approx. ten") or the word is one written in lower case (iPhone, eBay).
+_LOWER_START_RE = re.compile(r"(?:^|(?<=[.!?])\s+)([a-z][a-z]+)\b", re.M)
+_ABBREVIATION_RE = re.compile(r"(?:\b[A-Za-z]\.|\b(?:etc|vs|approx|incl|esp|cf|ca|no|nos|st|dr|mr|mrs|ms|prof|fig|vol|"
+                              r"pp|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)\.)$",
+                              re.I)
+_LOWER_OK = frozenset("iphone ipad ios ebay imac ipod".split())
+_CONNECTIVE_AFTER_INTRO_RE = re.compile(
+    r":\s+(?:But|And|Or|So|However|Additionally|Also|Moreover|Therefore|Furthermore|Nonetheless|Yet)\b")
+# A list item: a number and a stop at a line start, or after a sentence when the list is written inline. Only
+# horizontal space before it: "\s*" at every line start would rescan a run of blank lines once per line.
+_NUMBERED_RE = re.compile(r"(?:^[ \t]*+|(?<=[.!?:])[ \t]++)(\d{1,2})[.)][ \t]++[A-Z*]", re.M)
+_INTRO_LINE_RE = re.compile(r":\s*$")
+
+
+def _lower_starts(text: str) -> int:
+    count = 0
+    for m in _LOWER_START_RE.finditer(text):
+        if m.group(1).lower() in _LOWER_OK:
+            continue
+        if m.start(1) > 0 and _ABBREVIATION_RE.search(text[max(0, m.start(1) - 12):m.start(1)].rstrip()):
+            continue
+        count += 1
+    return count
+
+
+def _crawl(text: str) -> int:
+    return len(_GLUED_RE.findall(text)) + len(_STRAY_NUMBER_RE.findall(text)) + _lower_starts(text)
+
+
+def numbering_breaks(text: str) -> int:
+    """Places where a numbered list stops counting 1, 2, 3 (a list may restart at 1)."""
+    numbers = [int(n) for n in _NUMBERED_RE.findall(text)]
+    if not numbers:
+        return 0
+    return int(numbers[0] != 1) + sum(1 for a, b in zip(numbers, numbers[1:]) if b != a + 1 and b != 1)
+
+
+def _dangling_intros(text: str) -> int:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # One line may hold the intro and the answer ("... as follows: Keep records ..."): only a line that ends in
+    # ":" and is followed by nothing, or by a note, dangles.
+    out = 0
+    for i, line in enumerate(lines):
+        if _INTRO_LINE_RE.search(line):
+            rest = lines[i + 1:]
+            if not rest or all(r.startswith("Note:") for r in rest):
+                out += 1
+    return out
+
+
+READING_CHECKS: dict[str, Callable[[str], int]] = {
+    "first_person": lambda t: len(_FIRST_PERSON_RE.findall(t)),
+    "quote_spliced": lambda t: len(_QUOTES_RE.findall(t)),
+    "stacked_notes": lambda t: max(0, len(_NOTE_RE.findall(t)) - 1),
+    "crawl_artefact": _crawl,
+    "dangling_connective": lambda t: len(_CONNECTIVE_AFTER_INTRO_RE.findall(t)),
+    "broken_numbering": numbering_breaks,
+    "dangling_intro": _dangling_intros,
+}
+
+
+def reading_problems(repair: str, original: str) -> tuple[str, ...]:
+    """What `repair` introduced that reads wrong next to `original`: each check it fails more often than the
+    original did."""
+    return tuple(name for name, count in READING_CHECKS.items() if count(repair) > count(original))
+
+
+def prose_problems(repair: str, original: str, chunk_texts: Sequence[str] = (),
+                   chunk_ids: Sequence[str] = ()) -> tuple[str, ...]:
+    """readability_problems of `repair` that `original` did not have: an answer written in markdown, or citing a
+    chunk by its id in a marker ("[policy-7]"), keeps its heading and its markers in a repair."""
+    had = set(readability_problems(original, chunk_texts, chunk_ids)) if original.strip() else set()
+    return tuple(p for p in readability_problems(repair, chunk_texts, chunk_ids) if p not in had)
+
+
+def repair_problems(repair: str, original: str, chunk_texts: Sequence[str] = (),
+                    chunk_ids: Sequence[str] = ()) -> tuple[str, ...]:
+    """The one test a repair must pass to be delivered: prose (prose_problems) that reads like the answer it
+    replaces (reading_problems). Empty when it passes."""
+    return prose_problems(repair, original, chunk_texts, chunk_ids) + reading_problems(repair, original)

@@ -8,5 +8,7 @@
     alerting.py         alert dedupe records and the per-partition latency budget
     latency.py          per-partition latency windows and lag for the metrics topic
     display.py          one readable line per record (tail, up)
+    webhooks.py         alerts as webhook bodies (Alertmanager, Slack, JSON) for `stream-guard alerts`
+    process_metrics.py  what every service's /metrics starts from (build info, process collectors)
     monitoring/         tenant monitoring, the pure part
 """

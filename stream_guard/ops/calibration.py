@@ -45,7 +45,7 @@ from stream_guard.wire.events import EventError, parse_event
 from stream_guard.wire.labels import load_labels
 from stream_guard.engine.pool import Pool
 from stream_guard.config.score_model import ScoreModel, shipped_model_path
-from stream_guard.scoring.score_model import Observation
+from stream_guard.scoring.score_model import SHORT, Observation
 from stream_guard.text.questions import normalize_question
 
 MIN_PER_CLASS = 20
@@ -187,8 +187,15 @@ def scores_of(examples: Sequence[Example], model: ScoreModel, drift_counts: bool
 def choose_threshold(scores: Sequence[float], examples: Sequence[Example], keep: float, extra: int = 0) -> float:
     """The lowest flag_threshold that delivers at least `keep` of the faithful answers unchanged (those
     keepable and scoring below it), keeping `extra` more on top; halfway to the next score, so a near tie is
-    not decided by rounding. 1.0 (flag only a certain hallucination) when even that cannot keep enough."""
-    faithful = [(s, e.keepable) for s, e in zip(scores, examples) if not e.label]
+    not decided by rounding. 1.0 (flag only a certain hallucination) when even that cannot keep enough.
+
+    Short extractive answers are left out when there are others: their offset is placed for them (score_model.
+    _place_offsets), and most of them copy their source and score nothing, so counting them would let the
+    threshold fall until the long answers keep far less than `keep`."""
+    pairs = list(zip(scores, examples))
+    if any(e.observation.kind != SHORT for _, e in pairs):
+        pairs = [(s, e) for s, e in pairs if e.observation.kind != SHORT]
+    faithful = [(s, e.keepable) for s, e in pairs if not e.label]
     needed = math.ceil(keep * len(faithful) - 1e-9) + extra
     keepable = sorted(s for s, ok in faithful if ok)
     if needed <= 0:
@@ -196,7 +203,7 @@ def choose_threshold(scores: Sequence[float], examples: Sequence[Example], keep:
     if needed > len(keepable):
         return 1.0
     edge = keepable[needed - 1]
-    above = [s for s in scores if s > edge]
+    above = [s for s, _ in pairs if s > edge]
     threshold = math.ceil(((edge + min(above)) / 2 if above else edge + 1e-4) * 10_000) / 10_000
     return min(1.0, threshold if threshold > edge else edge + 1e-4)
 
@@ -318,7 +325,11 @@ def verified_threshold(config: DetectorConfig, rows: Sequence[Labelled], jobs: i
                        say: Callable[[str], None]) -> tuple[float, dict[str, Any]]:
     """The chosen threshold, raised until the full guard (not only the score) keeps `keep` of the faithful
     answers, and that run's metrics. Both runs judge the same answers; they differ when drift counts or a
-    score sits within rounding of the threshold."""
+    score sits within rounding of the threshold. Like the choice itself (choose_threshold), this is about the
+    answers that are not short extractive ones, when there are any."""
+    if any(e.observation.kind != SHORT for e in examples):
+        chosen = [i for i, e in enumerate(examples) if e.observation.kind != SHORT]
+        rows, scores, examples = [rows[i] for i in chosen], [scores[i] for i in chosen], [examples[i] for i in chosen]
     faithful = sum(1 for e in examples if not e.label)
     needed = math.ceil(keep * faithful - 1e-9)
     extra = 0

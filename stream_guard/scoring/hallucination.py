@@ -2,8 +2,9 @@
 
 The score is a noisy-OR of independent signals: each hard signal contributes the probability that it
 alone means "hallucinated" (its measured precision on labelled data), and the soft evidence (how much of
-the answer the context supports) contributes the probability of a fitted logistic model. The model, its
-features and how to refit it live in `score_model.py`; the fitted default is `models/score_model.json`.
+the answer the context does not support) contributes the probability of a fitted model, for an answer with
+at least one such finding. The model, its features and how to refit it live in `score_model.py`; the fitted
+default is `models/score_model.json`.
 """
 
 from __future__ import annotations
@@ -33,12 +34,14 @@ def signal_probabilities(
     confident_but_unfaithful: bool,
     model: ScoreModel | None = None,
     *,
+    answer: str = "",
     drift_counts: bool = False,
 ) -> dict[str, float]:
     """Each active signal with its probability, and `weak_grounding` (the fitted soft evidence); absent
     signals are left out. Drift counts only when `drift_counts` (stream_guard.compat, the seed's rule):
-    otherwise it is reported and alerted, never evidence that this answer is unfaithful."""
-    obs = observation(checks, confident_but_unfaithful)
+    otherwise it is reported and alerted, never evidence that this answer is unfaithful. `answer` gives the
+    task its shape (a short extractive answer has its own offset)."""
+    obs = observation(checks, confident_but_unfaithful, answer)
     return _signal_probabilities(obs, model or default_model(), drift_counts=drift_counts)
 
 

@@ -14,6 +14,7 @@ passed, that is the healed answer's report and its recalibrated confidence; the 
 inspections together, since the caller waited for both.
 
 Routing, in order:
+    fallback       the answer is empty (nothing to deliver)
     discard        a safe decline was served
     healed_accept  healing was applied and the healed answer passed re-inspection
     fallback       healing was attempted and no repair passed (never deliver what needed one)
@@ -116,8 +117,11 @@ def route(
     declined: bool = False,
     config: DetectorConfig | None = None,
     healing_failed: bool = False,
+    empty: bool = False,
 ) -> str:
     cfg = config or DetectorConfig()
+    if empty:
+        return FALLBACK
     if declined:
         return DISCARD
     if healing_applied and healing_passed:
@@ -181,6 +185,7 @@ class QualityScore:
             declined=healing_result is not None and healing_result.declined,
             config=config,
             healing_failed=healing_result is not None and healing_result.failed,
+            empty=not report.answer.strip(),
         )
         return cls(score, routing, parts, penalty, "healed" if healed else "original")
 

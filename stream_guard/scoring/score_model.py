@@ -1,25 +1,31 @@
-"""The hallucination-score model: its features, its weights as data, and how to fit it.
+"""The hallucination-score model: what it reads from one judged answer, how it scores it, and how it is fitted.
 
-`hallucination_score` is a noisy-OR of two kinds of evidence:
+`hallucination_score` is a noisy-OR of two kinds of evidence, both findings the verdict names:
 
-- hard signals (a contradiction with a quoted source, a fabricated entity or citation, confident but
-  unfaithful, context irrelevant to the question): each contributes a fixed probability, its measured
-  precision, so one alone is enough to flag;
-- soft evidence: a logistic model over `FEATURES`, all read from the checks' details (how much of the
-  answer the context supports, claims that contradict a structured record, the kind of task). Its weights
-  and intercept are fitted on labelled data.
+- hard signals (a contradiction with a quoted source, a claim against a record's field or hours, a fabricated
+  entity or citation, confident but unfaithful, context irrelevant to the question): each contributes a fixed
+  probability, its measured precision, so one alone can flag;
+- soft evidence (`weak_grounding`): how much of the answer the context does not support (claims it does not
+  ground, words no source mentions, figures it does not state, claims no single source sentence states). It
+  counts only for an answer with at least one such finding (`Observation.finding`): with no finding, no soft
+  evidence and no flag. Its probability is a logistic curve over
 
-The model is plain data (`ScoreModel`: feature names, weights, intercept, signal probabilities, the flag
-threshold it is meant to be used with), serialisable with `to_dict` / `from_dict`, so `stream-guard
-calibrate` (calibration.py) can refit it on a platform's own labelled traffic and a config can point at the
-result (`DetectorConfig.score_model_path`). The shipped model, models/score_model.json, is written by
+      offset[kind] + w . evidence,   w >= 0
+
+  Nothing that tells one model's style from another's (how many claims, how long, how assertive) is a feature,
+  so none can raise a score on its own; each kind of task (a summary, an answer to a question, a short
+  extractive answer, a record described) has its own offset.
+
+The model is plain data (config/score_model.py: ScoreModel), so `stream-guard calibrate` (ops/calibration.py) can
+refit it on a platform's own labelled traffic and a config can point at the result
+(`DetectorConfig.score_model_path`). The shipped model, models/score_model.json, is written by
 `stream-guard calibrate --write-default`; its `threshold` is the default `flag_threshold`.
 
-Fitting (`fit`, `cross_validate`) needs numpy and is never on the judging path. `fit` places an offset per
-kind of task (summary, question, record) so that the fitted operating point, where `keep_rate` of that
-kind's faithful training answers score below it, falls exactly on `threshold` (calibrate fits at 0.40,
-then moves the threshold only as far as the full guard needs to deliver its keep share, and records the
-result in `threshold`).
+Fitting (`fit`, `cross_validate`) needs numpy and is never on the judging path. The weights are fitted on the
+answers of every kind but short ones (short extractive answers would teach long answers' weights what a one-line
+answer looks like); then each kind's offset is placed so that `keep_rate` of its faithful answers that no hard
+signal flags score below `threshold` (calibrate fits at 0.40, then moves the threshold only as far as the full
+guard needs to deliver its keep share, and records the result in `threshold`).
 
 Inputs come either from live check results or from a verdict's JSON (`observation_from_verdict`), so a
 benchmark can refit and cross-validate from what `stream-guard check` wrote.
@@ -30,11 +36,16 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from stream_guard.config.score_model import (FEATURES, MONOTONE, RETIRED_FEATURES, ScoreModel)
+from stream_guard.config.score_model import EVIDENCE, KINDS, ScoreModel
 
 _CAP = 4.0
+# A short extractive answer: a question answered in one claim of at most this many words ("Violanta", "The
+# Wild", "About 300 people died on the flight."). Its evidence reads differently from a long answer's: one
+# recombined name is the whole answer, so it has an offset of its own.
+SHORT_ANSWER_WORDS = 30
+SHORT, QUESTION, SUMMARY, RECORD = "short", "question", "summary", "record"
 
 
 # ── observations: what the model reads from one judged answer ───────────────────────────────────────
@@ -42,13 +53,13 @@ _CAP = 4.0
 
 @dataclass(frozen=True)
 class Observation:
-    """One judged answer as the model sees it: soft feature values and the active hard signals."""
+    """One judged answer as the model sees it: feature values, the active hard signals, the kind of task, and
+    whether any claim has a finding (without one the soft evidence counts for nothing)."""
 
     values: Mapping[str, float]
     signals: frozenset[str] = frozenset()
-
-    def vector(self, features: Sequence[str] = FEATURES) -> list[float]:
-        return [self.values.get(name, 0.0) for name in features]
+    kind: str = QUESTION
+    finding: bool = True
 
 
 def _part(check: Any, key: str, default: Any = None) -> Any:
@@ -76,27 +87,27 @@ def _kinds(check: Any) -> set[str]:
 
 
 def feature_values(checks: Mapping[str, Any]) -> dict[str, float]:
-    """The soft features of one answer from its checks (CheckResult objects or their JSON dicts)."""
+    """The evidence values of one answer from its checks (CheckResult objects or their JSON), with what the task
+    kind is read from (record, question, claim count) and the style quantities kept for analysis (`claims`,
+    `confidence`: no model reads them)."""
     faith = checks.get("faithfulness")
     claims = _detail(faith, "claims")
     structured = 1.0 if _detail(faith, "structured") else 0.0
     question = 1.0 if _detail(faith, "has_question") else 0.0
     confidence = float(_part(checks.get("confidence"), "score", 0.5) or 0.5)
-    values = {name: 0.0 for name in FEATURES + RETIRED_FEATURES}
-    values.update(structured=structured, has_question=question, confidence=confidence)
+    values = {name: 0.0 for name in EVIDENCE}
+    values.update(structured=structured, has_question=question, confidence=confidence, claim_count=claims)
     if claims <= 0:
         return values
     ungrounded = 1.0 - float(_part(faith, "score", 1.0))
     novel = _detail(faith, "novel_fraction")
     log_claims = math.log1p(claims)
-    novel_count = math.log1p(_detail(faith, "novel_stems"))
     summary = (1.0 - question) * (1.0 - structured)
     values.update(
         ungrounded_fraction=ungrounded,
         novel_fraction=novel,
         weakest_claim=1.0 - _detail(faith, "min_best_sentence_overlap", 1.0),
-        novel_count=novel_count,
-        novel_count_answers=(1.0 - summary) * novel_count,
+        novel_count_answers=(1.0 - summary) * math.log1p(_detail(faith, "novel_stems")),
         unsupported_figures=min(_detail(faith, "missing_numbers"), _CAP),
         field_conflicts=min(_detail(faith, "field_conflicts"), _CAP),
         schedule_conflicts=min(_detail(faith, "wrong_times") + _detail(faith, "wrong_days"), _CAP),
@@ -105,10 +116,29 @@ def feature_values(checks: Mapping[str, Any]) -> dict[str, float]:
         claims=log_claims,
         structured_novel=structured * novel,
         summary_novel=summary * novel,
-        structured_claims=structured * log_claims,
         structured_ungrounded=structured * ungrounded,
     )
     return values
+
+
+def has_finding(values: Mapping[str, float]) -> bool:
+    """Whether some claim has a finding: a claim the context does not ground, a word or figure no source
+    states, a claim against a record, or a claim no single source sentence states whole. Exactly when some
+    evidence value is above 0."""
+    return any(values.get(name, 0.0) > 0.0 for name in EVIDENCE)
+
+
+def task_kind(values: Mapping[str, float], answer_words: int) -> str:
+    """The shape of the task, from the event: a record described (data-to-text), a short extractive answer (a
+    question answered in one claim of at most SHORT_ANSWER_WORDS words), a longer answer to a question, or
+    neither (a summary of a document)."""
+    if values.get("structured"):
+        return RECORD
+    if not values.get("has_question"):
+        return SUMMARY
+    if values.get("claim_count", 0.0) <= 1 and answer_words <= SHORT_ANSWER_WORDS:
+        return SHORT
+    return QUESTION
 
 
 def active_signals(checks: Mapping[str, Any], confident_but_unfaithful: bool) -> frozenset[str]:
@@ -134,20 +164,24 @@ def active_signals(checks: Mapping[str, Any], confident_but_unfaithful: bool) ->
     return frozenset(out)
 
 
-def observation(checks: Mapping[str, Any], confident_but_unfaithful: bool) -> Observation:
-    return Observation(feature_values(checks), active_signals(checks, confident_but_unfaithful))
+def observation(checks: Mapping[str, Any], confident_but_unfaithful: bool, answer: str = "") -> Observation:
+    values = feature_values(checks)
+    return Observation(values, active_signals(checks, confident_but_unfaithful),
+                       task_kind(values, len(answer.split())), has_finding(values))
 
 
 def observation_from_verdict(verdict: Mapping[str, Any]) -> Observation:
     """The observation a verdict line (`Verdict.to_dict()`, as `stream-guard check` writes it) records."""
     triggered = set(verdict.get("triggered") or ())
-    return observation(verdict.get("checks") or {}, "confident_but_unfaithful" in triggered)
+    return observation(verdict.get("checks") or {}, "confident_but_unfaithful" in triggered,
+                       str(verdict.get("original_answer") or ""))
 
 
 def signal_probabilities(
-    obs: Observation, model: "ScoreModel", *, drift_counts: bool = False, contradiction_strength: float = 1.0
+    obs: Observation, model: ScoreModel, *, drift_counts: bool = False, contradiction_strength: float = 1.0
 ) -> dict[str, float]:
-    """Each active signal with its probability, plus `weak_grounding` (the soft evidence) when above 0."""
+    """Each active signal with its probability, plus `weak_grounding` (the soft evidence) for an answer with a
+    finding."""
     out: dict[str, float] = {}
     for name in obs.signals:
         if name == "drift" and not drift_counts:
@@ -157,9 +191,10 @@ def signal_probabilities(
             p *= contradiction_strength
         if p > 0:
             out[name] = p
-    grounding = model.grounding_probability(obs.values)
-    if grounding > 0 and any(obs.values.get(f, 0.0) for f in ("ungrounded_fraction", "novel_fraction", "claims")):
-        out["weak_grounding"] = grounding
+    if obs.finding:
+        grounding = model.grounding_probability(obs.values, obs.kind)
+        if grounding > 0:
+            out["weak_grounding"] = grounding
     return out
 
 
@@ -170,7 +205,7 @@ def noisy_or(probabilities: Mapping[str, float]) -> float:
     return min(max(1.0 - survive, 0.0), 1.0)
 
 
-def score(obs: Observation, model: "ScoreModel", *, drift_counts: bool = False) -> float:
+def score(obs: Observation, model: ScoreModel, *, drift_counts: bool = False) -> float:
     return noisy_or(signal_probabilities(obs, model, drift_counts=drift_counts))
 
 
@@ -188,44 +223,35 @@ DEFAULT_SIGNALS: Mapping[str, float] = {
     "irrelevant_context": 0.35,
     "drift": 0.30,
 }
+# Kinds whose answers fit the weights (every kind but short answers, see the module docstring).
+WEIGHTED_KINDS = (SUMMARY, QUESTION, RECORD)
 
 
-def task_kind(obs: Observation) -> str:
-    """What kind of task an answer is, from its own features: a record (data-to-text), a question (QA) or
-    neither (a summary). Fitting balances the classes within each kind, so one threshold treats them alike."""
-    if obs.values.get("structured"):
-        return "record"
-    return "question" if obs.values.get("has_question") else "summary"
-
-
-def _balanced_weights(observations: Sequence[Observation], labels: Sequence[int]) -> list[float]:
-    """Row weights giving each class half the weight of its task kind: the model then learns what
-    separates faithful from hallucinated answers, not how often each kind of task is hallucinated."""
+def _balanced_weights(kinds: Sequence[str], labels: Sequence[int]) -> list[float]:
+    """Row weights giving each class half the weight of its task kind: the model then learns what separates
+    faithful from hallucinated answers, not how often each kind of task is hallucinated."""
     counts: dict[tuple[str, bool], int] = {}
-    for o, label in zip(observations, labels):
-        key = (task_kind(o), bool(label))
-        counts[key] = counts.get(key, 0) + 1
-    kinds: dict[str, int] = {}
+    for kind, label in zip(kinds, labels):
+        counts[(kind, bool(label))] = counts.get((kind, bool(label)), 0) + 1
+    totals: dict[str, int] = {}
     for (kind, _), n in counts.items():
-        kinds[kind] = kinds.get(kind, 0) + n
-    return [
-        kinds[task_kind(o)] / (2.0 * counts[(task_kind(o), bool(label))]) for o, label in zip(observations, labels)
-    ]
+        totals[kind] = totals.get(kind, 0) + n
+    return [totals[k] / (2.0 * counts[(k, bool(y))]) for k, y in zip(kinds, labels)]
 
 
-def _logistic(x: Any, y: Any, l2: float, sample_weight: Any = None, steps: int = 60) -> Any:
-    """L2-regularised, weighted logistic regression by Newton's method; the bias (column 0) is not shrunk."""
+def _logistic(x: Any, y: Any, l2: float, sample_weight: Any, free: int) -> Any:
+    """L2-regularised, weighted logistic regression by Newton's method. The first `free` columns (the task kinds'
+    offsets) are not shrunk."""
     import numpy as np
 
-    x1 = np.hstack([np.ones((len(x), 1)), x])
-    sw = np.ones(len(x)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    w = np.zeros(x1.shape[1])
-    reg = l2 * np.eye(x1.shape[1])
-    reg[0, 0] = 0.0
-    for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-np.clip(x1 @ w, -60, 60)))
-        gradient = x1.T @ (sw * (p - y)) + reg @ w
-        hessian = x1.T @ (x1 * (sw * p * (1 - p))[:, None]) + reg
+    sw = np.asarray(sample_weight, dtype=float)
+    w = np.zeros(x.shape[1])
+    reg = l2 * np.eye(x.shape[1])
+    reg[:free, :free] = 0.0
+    for _ in range(60):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -60, 60)))
+        gradient = x.T @ (sw * (p - y)) + reg @ w
+        hessian = x.T @ (x * (sw * p * (1 - p))[:, None]) + reg + 1e-9 * np.eye(x.shape[1])
         step = np.linalg.solve(hessian, gradient)
         w -= step
         if float(np.max(np.abs(step))) < 1e-8:
@@ -242,7 +268,7 @@ def fit(
     observations: Sequence[Observation],
     labels: Sequence[int],
     *,
-    features: Sequence[str] = FEATURES,
+    evidence: Sequence[str] = EVIDENCE,
     l2: float = 1.0,
     keep_rate: float = 0.90,
     threshold: float = 0.40,
@@ -250,33 +276,37 @@ def fit(
     balance: bool = True,
     fitted_on: str = "",
 ) -> ScoreModel:
-    """Fit the soft-evidence weights on labelled observations (1 = hallucinated) and place each task kind's
-    offset so that `keep_rate` of its faithful answers the hard signals leave alone score below `threshold`
-    (`_place_cuts`)."""
+    """Fit the evidence weights on labelled observations (1 = hallucinated) of the weighted kinds that have a
+    finding, then place each kind's offset (`_place_offsets`). An evidence weight that comes out negative is held
+    at zero and the rest refitted: more evidence never lowers the score."""
     import numpy as np
 
     if len(observations) != len(labels) or not observations:
         raise ValueError("fit: need as many labels as observations, and at least one")
-    x = np.array([o.vector(features) for o in observations], dtype=float)
-    y = np.array([1.0 if label else 0.0 for label in labels])
-    # Fit, then hold at zero every weakness feature that came out negative, and refit without it.
-    weights = _balanced_weights(observations, labels) if balance else None
-    kept = list(range(len(features)))
+    rows = [i for i, o in enumerate(observations) if o.finding and o.kind in WEIGHTED_KINDS]
+    if not rows:  # e.g. only short answers: fit what there is
+        rows = [i for i, o in enumerate(observations) if o.finding]
+    evidence = list(evidence)
+    kinds = sorted({observations[i].kind for i in rows}, key=KINDS.index)
+    one_hot = np.array([[float(observations[i].kind == k) for k in kinds] for i in rows]).reshape(len(rows), len(kinds))
+    x = np.array([[observations[i].values.get(f, 0.0) for f in evidence] for i in rows], dtype=float)
+    x = x.reshape(len(rows), len(evidence))
+    y = np.array([1.0 if labels[i] else 0.0 for i in rows])
+    sw = (np.array(_balanced_weights([observations[i].kind for i in rows], [labels[i] for i in rows]))
+          if balance else np.ones(len(rows)))
+    kept = list(range(len(evidence)))
     while True:
-        w_kept = _logistic(x[:, kept], y, l2, weights)
-        negative = [k for k, j in enumerate(kept) if features[j] in MONOTONE and w_kept[k + 1] < 0]
+        coef = _logistic(np.hstack([one_hot, x[:, kept]]), y, l2, sw, len(kinds))
+        negative = [j for j, wj in zip(kept, coef[len(kinds):]) if wj < 0]
         if not negative:
             break
-        kept = [j for k, j in enumerate(kept) if k not in negative]
-    w = np.zeros(len(features) + 1)
-    w[0] = w_kept[0]
-    for k, j in enumerate(kept):
-        w[j + 1] = w_kept[k + 1]
-    w = _place_cuts(w, list(features), x, observations, labels, keep_rate, threshold)
-    return ScoreModel(
-        features=tuple(features),
-        weights=tuple(float(v) for v in w[1:]),
-        intercept=float(w[0]),
+        kept = [j for j in kept if j not in negative]
+    w = np.zeros(len(evidence))
+    w[kept] = coef[len(kinds):]
+    model = ScoreModel(
+        evidence=tuple(evidence),
+        weights=tuple(float(max(v, 0.0)) for v in w),
+        offsets={k: float(coef[i]) for i, k in enumerate(kinds)} or {QUESTION: 0.0},
         signals=dict(signals),
         threshold=threshold,
         keep_rate=keep_rate,
@@ -284,36 +314,31 @@ def fit(
         balanced=balance,
         fitted_on=fitted_on,
     )
+    return _place_offsets(model, observations, labels, keep_rate, threshold)
 
 
-# Where each kind of task gets its own offset: summaries through the intercept, answers to a question
-# through `has_question`, records through `structured` (in that order, each placed after the ones before).
-_KIND_OFFSETS: tuple[tuple[str, str | None], ...] = (("summary", None), ("question", "has_question"),
-                                                     ("record", "structured"))
-
-
-def _place_cuts(w: Any, features: list[str], x: Any, observations: Sequence[Observation], labels: Sequence[int],
-                keep_rate: float, threshold: float) -> Any:
-    """Offsets so that, in every kind of task, `keep_rate` of the faithful answers that no hard signal flags
-    score below `threshold`: no kind pays for another's base rate or score scale, and one threshold means
-    the same share kept in each. A kind without such answers, or whose offset feature the model lacks,
-    shares the offset placed before it."""
+def _place_offsets(model: ScoreModel, observations: Sequence[Observation], labels: Sequence[int],
+                   keep_rate: float, threshold: float) -> ScoreModel:
+    """Offsets so that, in every kind of task, `keep_rate` of the faithful answers that have a finding and that
+    no hard signal flags score below `threshold`: no kind pays for another's base rate or score scale, and one
+    threshold keeps the same share in each. (An answer with no finding scores nothing and is kept whatever the
+    offset; counting them would let a kind whose faithful answers mostly copy the source, such as short
+    extractive answers, flag every answer with anything unsupported in it, paraphrases included.) A kind with
+    no such answers keeps the offset fitted, or borrows its nearest kind's."""
     import numpy as np
 
-    w = w.copy()
     target = _logit(threshold)
-    q = min(max(keep_rate, 0.0), 1.0)
-    for kind, knob in _KIND_OFFSETS:
-        free = [i for i, o in enumerate(observations)
-                if not labels[i] and not (o.signals - {"drift"}) and task_kind(o) == kind]
+    offsets = dict(model.offsets)
+    for kind in KINDS:
+        free = [o for o, y in zip(observations, labels)
+                if not y and o.kind == kind and o.finding and not (o.signals - {"drift"})]
         if not free:
             continue
-        shift = target - float(np.quantile(w[0] + x[free] @ w[1:], q))
-        if knob is None:
-            w[0] += shift
-        elif knob in features:
-            w[features.index(knob) + 1] += shift
-    return w
+        base = model.offset(kind)
+        z = np.array([model.logit(o.values, kind) - base for o in free])
+        # Just under: the answer at the quantile (and any tied with it) scores below the threshold, so is kept.
+        offsets[kind] = target - float(np.quantile(z, min(max(keep_rate, 0.0), 1.0))) - 1e-6
+    return ScoreModel(**{**{f: getattr(model, f) for f in model.__struct_fields__}, "offsets": offsets})
 
 
 def group_folds(groups: Sequence[str], folds: int = 5, seed: int = 7) -> list[int]:
@@ -359,5 +384,3 @@ def cross_validate(
             scores[i] = score(observations[i], model)
             flagged[i] = scores[i] >= model.threshold
     return CrossValidation(scores, flagged, fold, models)
-
-

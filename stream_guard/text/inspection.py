@@ -64,6 +64,11 @@ def as_chunks(context: Iterable[str | Chunk] | str | None) -> tuple[Chunk, ...]:
     return tuple(out)
 
 
+# The cached views that read only the question and the context, never the answer.
+CONTEXT_VIEWS = ("structured", "context_text", "context_lower", "context_sentences", "field_sentence_ids",
+                 "context_sentence_stems", "sentence_index", "context_stems", "chunk_stems", "question_stems")
+
+
 @dataclass(frozen=True)
 class Inspection:
     question: str
@@ -106,8 +111,20 @@ class Inspection:
         )
 
     def with_answer(self, answer: str) -> "Inspection":
-        """The same question and context (records already read) with another answer: a healed one."""
-        return dataclasses.replace(self, answer=answer, answer_entities=None)
+        """The same question and context (records already read) with another answer: a healed one, or the next
+        sentence of a streamed answer. The context's views computed so far come along (they read no answer)."""
+        copy = dataclasses.replace(self, answer=answer, answer_entities=None)
+        for name in CONTEXT_VIEWS:
+            if name in self.__dict__:
+                copy.__dict__[name] = self.__dict__[name]  # as cached_property stores them
+        return copy
+
+    def analysed(self) -> "Inspection":
+        """This inspection with its context's views computed now: for one that many answers are checked
+        against (`with_answer`)."""
+        for name in CONTEXT_VIEWS:
+            getattr(self, name)
+        return self
 
     @cached_property
     def context(self) -> ContextAnalysis:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from typing import Any, Mapping
 
 
 def normalize_question(question: str) -> str:
@@ -32,3 +33,19 @@ def looks_like_question_hash(key: bytes | str) -> bool:
     """Shape only: whether `key` could be a question_hash. Whether it is the right one takes the event."""
     text = key.decode("ascii", "replace") if isinstance(key, bytes) else key
     return _QUESTION_HASH_RE.fullmatch(text) is not None
+
+
+def address(event: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
+    """The tenant and the question hash an event (a decoded JSON object) is judged under, as the event contract
+    reads them (wire/events.py: tenant "default" when absent or blank); None for what it does not have or
+    cannot be (no question; a tenant that is not text). For routing an event before it is decoded in full."""
+    if event is None:
+        return None, None
+    tenant, question = event.get("tenant"), event.get("question")
+    tenant = "default" if tenant is None else tenant
+    if not isinstance(tenant, str):
+        return None, None
+    tenant = tenant.strip() or "default"
+    if not isinstance(question, str) or not normalize_question(question):
+        return tenant, None
+    return tenant, question_hash(tenant, question)

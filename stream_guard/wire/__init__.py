@@ -8,5 +8,6 @@
     headers.py          output headers and the W3C trace context
     metrics_summary.py  the per-partition latency summary
     labels.py           graders' labels
+    inline.py           the HTTP service's and client's shapes: failures, streamed sentences, drift history
     schemas.py          the JSON Schemas (`make schemas`)
 """

@@ -42,7 +42,7 @@ MAX_REASON_BYTES = 8 * 1024
 RECORD_OVERHEAD_BYTES = 128
 
 Header = tuple[str, bytes]
-Stage = Literal["decode", "intake", "judge", "timeout", "label"]
+Stage = Literal["decode", "intake", "judge", "timeout", "label", "webhook"]
 _Decimal = Annotated[str, Meta(pattern=r"^-?[0-9]+$")]
 _Text = Annotated[str, Meta(min_length=1)]
 
@@ -57,7 +57,8 @@ class DeadLetterHeaders(msgspec.Struct, frozen=True, kw_only=True, omit_defaults
 
     version: Annotated[_Decimal, Meta(description="2")]
     stage: Annotated[Stage, Meta(description="decode: breaks the event contract; intake / judge: a bug, on this "
-                                             "event alone; timeout: over its CPU budget; label: a bad grade")]
+                                             "event alone; timeout: over its CPU budget; label: a bad grade; "
+                                             "webhook: an alert its webhook refused or never took")]
     field: Annotated[_Text, Meta(description='the offending field, "$" for the whole payload')]
     reason: Annotated[_Text, Meta(description="why, in words (cut at 8 KiB)")]
     original_topic: _Text

@@ -114,8 +114,9 @@ class AnswerEventContract(msgspec.Struct, kw_only=True):
     question: Annotated[str, Meta(max_length=_DEFAULT_LIMITS.max_question_chars)] | None = None
     context: (Annotated[list[_ChunkText | ContextChunk], Meta(max_length=_DEFAULT_LIMITS.max_chunks)] | _ChunkText
               | None) = None
-    answer: Annotated[str, Meta(min_length=1, max_length=_DEFAULT_LIMITS.max_answer_chars, pattern=r"\S",
-                                description="must not be blank")]
+    answer: Annotated[str, Meta(max_length=_DEFAULT_LIMITS.max_answer_chars,
+                                description="may be empty: an empty answer is judged (nothing to deliver, so it "
+                                            "routes to fallback with that reason)")]
     citations: list[str | int | CitationRef] | None = None
     model: str | None = None
     produced_at: (Annotated[str, Meta(description="ISO-8601 date-time; without an offset it is UTC")]
@@ -292,10 +293,9 @@ def _parse_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _parse_answer(obj: Mapping[str, Any], limits: Limits) -> str:
-    answer = _require_str(obj, "answer", max_chars=limits.max_answer_chars)
-    if not answer.strip():
-        raise EventError("answer", "must not be empty: there would be nothing to judge or deliver")
-    return answer
+    # Required, but it may be empty or blank: a RAG system that produced nothing still gets a verdict (routed
+    # to fallback, with the reason), so the user it was answering is served.
+    return _require_str(obj, "answer", max_chars=limits.max_answer_chars)
 
 
 def parse_event(obj: Any, limits: Limits = Limits()) -> AnswerEvent:

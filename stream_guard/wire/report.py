@@ -34,7 +34,8 @@ class Finding:
 
     `kind` refines `type`: for contradictions numeric / swapped_value / date / negation / billing; for entities
     person / org / citation; for citations wrong_chunk / fabricated_citation. `answer_value` and
-    `source_value` carry what the healer needs to patch a contradiction in place.
+    `source_value` carry what the healer needs to patch a contradiction in place. `check` names the check that
+    found it (the detector sets it when it assembles the report).
     """
 
     type: FindingType
@@ -45,10 +46,11 @@ class Finding:
     answer_value: str | None = None
     source_value: str | None = None
     chunk_id: str | None = None
+    check: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type.value, "statement": self.statement, "evidence": self.evidence}
-        for key in ("kind", "source", "answer_value", "source_value", "chunk_id"):
+        for key in ("kind", "source", "answer_value", "source_value", "chunk_id", "check"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value

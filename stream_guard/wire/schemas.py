@@ -106,6 +106,14 @@ def schema(published: Published, *, strict: bool = False) -> dict[str, Any]:
             "title": published.title, "description": published.description, **generated}
 
 
+def components(shapes: Sequence[Any], ref_template: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The JSON Schemas of several shapes at once, as references and the definitions they point to (the OpenAPI
+    document of `stream-guard serve` publishes the same shapes as the files here, from the same code)."""
+    refs, defs = msgspec.json.schema_components(shapes, ref_template=ref_template)
+    _tidy(defs)
+    return list(refs), dict(defs)
+
+
 def render(published: Published) -> str:
     return json.dumps(schema(published), indent=2, ensure_ascii=False) + "\n"
 

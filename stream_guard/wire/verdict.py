@@ -7,6 +7,12 @@ objects with a C encoder (no validation on construction); no comparison was benc
 
 Version 2 (from 1): `produced_at` is `produced_at_ms`; `model`, `produced_at_ms`, `label` and `metadata`
 are always present (null / {} when the event had none); `checks`, `healing` and `quality` are typed.
+
+Version 3 (from 2): `reason` says why an answer was not delivered as written (null when it was); `triggered`
+lists the deciding signals that fired (a hard signal such as `record_conflict` or `fabricated_citation`, and the
+check whose findings carry the soft evidence), not the checks that flagged on their own; a verdict is flagged
+only when one of them says so; each hallucinated statement names the `check` that found it; `original_answer`
+may be empty (an empty answer is judged: nothing to deliver).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from stream_guard.wire.check_details import (
 )
 from stream_guard.wire.report import CheckResult, Finding
 
-VERDICT_VERSION = 2
+VERDICT_VERSION = 3
 
 Score = Annotated[float, Meta(ge=0.0, le=1.0)]
 RiskLevel = Literal["low", "medium", "high", "critical"]
@@ -39,8 +45,10 @@ EpochMs = Annotated[int, Meta(ge=0, description="epoch milliseconds (UTC)")]
 
 class Statement(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
     """One hallucinated statement and why (report.Finding on the wire). `kind` refines `type`: numeric,
-    swapped_value, date, negation, billing (contradiction); person, org, citation (fabricated_entity);
-    wrong_chunk, fabricated_citation (citation_mismatch); claim, irrelevant_context (unsupported)."""
+    swapped_value, date, negation, billing, ... (contradiction); person, org, citation (fabricated_entity);
+    wrong_chunk, fabricated_citation (citation_mismatch); claim, weak_support, irrelevant_context (unsupported).
+    `evidence` says why: the source sentence and value it contradicts, or what no source mentions. `check` is
+    the check that found it."""
 
     type: FindingKind
     statement: str
@@ -50,11 +58,12 @@ class Statement(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_
     answer_value: str | None = None
     source_value: str | None = None
     chunk_id: str | None = None
+    check: str | None = None
 
     @classmethod
     def of(cls, finding: Finding) -> "Statement":
         return cls(finding.type.value, finding.statement, finding.evidence, finding.kind, finding.source,
-                   finding.answer_value, finding.source_value, finding.chunk_id)
+                   finding.answer_value, finding.source_value, finding.chunk_id, finding.check)
 
 
 D = TypeVar("D")
@@ -145,6 +154,19 @@ class Quality(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     basis: Literal["original", "healed"]
 
 
+ReasonCode = Literal["hallucination", "empty_answer", "low_quality", "drift"]
+
+
+class Reason(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Why the answer was not delivered as written: `hallucination` (flagged: `triggered` names the deciding
+    checks, `detail` what the repair did or why none passed), `empty_answer` (nothing to deliver),
+    `low_quality` (not flagged, but its quality score is under `fallback_threshold`: `detail` names the
+    unsupported claims behind it) or `drift` (drift counts against answers, `drift_decides`)."""
+
+    code: ReasonCode
+    detail: str
+
+
 class Verdict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The verdict on one event, as it goes to the verdicts topic and out of `stream-guard check`."""
 
@@ -168,6 +190,8 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     healing: Healing
     quality: Quality
     latency_ms: float
+    # Null when the answer was delivered as written; otherwise why not (every fallback, repair or decline).
+    reason: Reason | None = None
     model: str | None = None
     produced_at_ms: EpochMs | None = None
     label: Literal[0, 1] | None = None

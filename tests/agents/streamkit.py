@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 import jsonschema
 import orjson
+from processes import terminate
 from prometheus_client.parser import text_string_to_metric_families
 
 from stream_guard.agents.clients import partition_key, read_all, start_producer
@@ -134,16 +135,9 @@ class Worker:
     def stop(self, timeout: float = 60.0) -> int:
         """SIGTERM: Faust leaves the group, flushes the producer and closes RocksDB."""
         assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-                raise AssertionError(f"worker {self.name} ignored SIGTERM:\n{self.log_tail()}") from None
+        code = terminate(self.proc, timeout, f"worker {self.name}", self.log_tail)
         self._log.close()
-        return self.proc.returncode
+        return code
 
     def kill(self) -> None:
         assert self.proc is not None

@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from stream_guard import compat
+from stream_guard.engine.detector import strict_faithfulness
 from stream_guard.compat import (
     SPACY_AVAILABLE,
     AnswerDriftMonitor,
@@ -273,6 +274,32 @@ class TestDetector:
         answer = "Returns are allowed within 14 days. Store credit is issued for every exchange."
         report = strict.inspect("Return window?", POLICY, answer)
         assert "confident_but_unfaithful" in report.triggered_checks
+
+    def test_strict_faithfulness_threshold(self):
+        # The seed library's own test: under a 0.99 faithfulness bar, an answer the sources support only in part
+        # ("some time period" is in no source) is confident but unfaithful, whatever its confidence above 0.01.
+        strict = HallucinationDetector(DetectorConfig(faithfulness_threshold=0.99, confidence_threshold=0.01,
+                                                      db_path=":memory:", log_flagged=False))
+        context = ["Our return policy allows returns within 14 days of purchase.",
+                   "Items must be in original packaging to qualify for a refund.",
+                   "Refunds are processed within 5-7 business days."]
+        report = strict.inspect("Return window?", context, "Returns are allowed within some time period.")
+        assert "confident_but_unfaithful" in report.triggered_checks and report.is_hallucinating
+        assert any("'time'" in e and "'period'" in e for e in report.explanation)
+
+    @pytest.mark.parametrize("faithfulness_threshold", [0.0, 0.5, 0.99, 1.0])
+    @pytest.mark.parametrize("confidence_threshold", [0.0, 0.01, 0.5, 1.0])
+    def test_confident_but_unfaithful_follows_the_rule_at_every_threshold(self, faithfulness_threshold,
+                                                                         confidence_threshold):
+        config = DetectorConfig(faithfulness_threshold=faithfulness_threshold, confidence_threshold=confidence_threshold,
+                                db_path=":memory:", log_flagged=False, ner="regex")
+        detector = HallucinationDetector(config)
+        for answer in ("Returns are allowed within some time period.", "It is definitely guaranteed: 60 days.",
+                       "Our return policy allows returns within 14 days of purchase.", "maybe", ""):
+            report = detector.inspect("Return window?", POLICY, answer)
+            strict = strict_faithfulness(report.native.checks["faithfulness"])
+            expected = report.confidence_score >= confidence_threshold and strict < faithfulness_threshold
+            assert ("confident_but_unfaithful" in report.triggered_checks) == expected, answer
 
     def test_stats_count_and_reset(self, detector):
         detector.inspect("Return window?", POLICY, CLEAN)

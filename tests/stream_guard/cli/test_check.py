@@ -41,7 +41,7 @@ def test_drift_history_carries_across_lines_of_one_run(tmp_path):
     events = [price_event(f"p{i}", PRICE_STABLE) for i in range(40)] + [price_event("drift", PRICE_DRIFTED)]
     proc, out = run_check(tmp_path, [orjson.dumps(e.to_dict()) for e in events])
     assert proc.returncode == 0
-    assert "drift" in out[-1]["triggered"] and "drift" not in out[0]["triggered"]
+    assert out[-1]["checks"]["drift"]["flagged"] and not out[0]["checks"]["drift"]["flagged"]
 
 
 def test_drift_db_carries_history_across_runs(tmp_path):
@@ -49,7 +49,7 @@ def test_drift_db_carries_history_across_runs(tmp_path):
     stable = [orjson.dumps(price_event(f"p{i}", PRICE_STABLE).to_dict()) for i in range(4)]
     run_check(tmp_path, stable, "--drift-db", db)
     proc, out = run_check(tmp_path, [orjson.dumps(price_event("d", PRICE_DRIFTED).to_dict())], "--drift-db", db)
-    assert "drift" in out[0]["triggered"]
+    assert out[0]["checks"]["drift"]["flagged"]
 
 
 def test_unreadable_input_is_the_only_nonzero_exit(tmp_path):
@@ -214,8 +214,10 @@ def test_check_and_the_worker_accept_and_refuse_the_same_events_with_the_same_me
         else:
             assert line == {"line": number, **item.error_object()}
     refused = [line.get("field") for line in out if "error" in line]
-    assert refused == ["metadata"] * 5 + ["answer"] * 2 + ["$", "metadata", "$", "$", "$", "produced_at",
-                                                          "context[1].id"]
+    assert refused == ["metadata"] * 5 + ["$", "metadata", "$", "$", "$", "produced_at", "context[1].id"]
+    # An empty or blank answer is judged, by both: nothing to deliver, so fallback, and the verdict says why.
+    empty = [line for line in out if line.get("original_answer", "x").strip() == ""]
+    assert len(empty) == 2 and all(v["routing"] == "fallback" and v["reason"]["code"] == "empty_answer" for v in empty)
 
 
 def test_a_small_file_is_judged_in_one_process_and_stdin_on_every_core(tmp_path):

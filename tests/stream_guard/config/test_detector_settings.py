@@ -56,7 +56,8 @@ def test_a_relative_score_model_path_is_read_from_the_config_files_folder(tmp_pa
 
     folder = tmp_path / "configs"
     folder.mkdir()
-    model = replace(DEFAULT_MODEL, intercept=round(DEFAULT_MODEL.intercept + 3.0, 6), threshold=0.55)  # as saved
+    model = replace(DEFAULT_MODEL, offsets={k: round(v + 3.0, 6) for k, v in DEFAULT_MODEL.offsets.items()},
+                    threshold=0.55)  # as saved
     save_model(model, str(folder / "mine.score_model.json"))
     (folder / "guard.toml").write_text('[detector]\nflag_threshold = 0.55\nscore_model_path = "mine.score_model.json"\n')
     monkeypatch.chdir(tmp_path)  # loaded from elsewhere: the path still names the file beside the TOML
@@ -70,7 +71,7 @@ def test_a_missing_or_broken_score_model_is_refused_when_the_config_loads(tmp_pa
     path.write_text('[detector]\nscore_model_path = "nowhere.json"\n')
     with pytest.raises(ValueError, match=r"score_model_path: .*nowhere.json: no such file"):
         load_config(path)
-    (tmp_path / "broken.json").write_text('{"features": []}')
+    (tmp_path / "broken.json").write_text('{"evidence": []}')
     path.write_text('[detector]\nscore_model_path = "broken.json"\n')
     with pytest.raises(ValueError, match="score_model_path: .*not a score model.*weights"):
         load_config(path)

@@ -64,3 +64,24 @@ def test_alert_ids_depend_on_the_cause_not_the_time() -> None:
     assert first.key == "abc123"
 
 
+
+
+def test_alerts_carry_why_the_answer_was_not_delivered_as_written() -> None:
+    reason = {"code": "hallucination", "detail": "flagged by contradiction (hallucination score 0.97 >= 0.45); "
+                                                 "no repair passed, the safe decline was served"}
+    alerts = alerts_for_verdict(verdict(risk="critical", routing="discard", reason=reason))
+    assert [a.kind for a in alerts] == ["critical_risk", "discard"]
+    assert all(a.evidence["reason"] == reason for a in alerts)
+
+
+def test_a_judged_verdict_gives_its_reason_to_its_alerts() -> None:
+    from stream_guard.config.detector import DetectorConfig
+    from stream_guard.engine.pipeline import Guard
+    from stream_guard.wire.events import AnswerEvent
+
+    guard = Guard(DetectorConfig(db_path=":memory:", ner="regex", log_flagged=False))
+    judged, _ = guard.evaluate(AnswerEvent("c1", "The Pro plan costs $10 per month.", "Cost?",
+                                           ("The Pro plan costs $120 per year, billed annually.",)))
+    [alert] = [a for a in alerts_for_verdict(judged) if a.kind == "critical_risk"]
+    assert judged.reason is not None and alert.evidence["reason"] == {"code": judged.reason.code,
+                                                                      "detail": judged.reason.detail}

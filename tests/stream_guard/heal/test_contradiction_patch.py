@@ -159,7 +159,43 @@ def test_value_edits_inside_a_swapped_sentence_are_skipped():
     assert [c.kind for c in result.changes] == ["replace_sentence"]
 
 
-def test_negation_without_a_source_sentence_is_left_to_reinspection():
-    answer = "It supports exports."
-    result = patch(answer, [contradiction(answer, "supports", "does not support", kind="negation", source="")])
+def test_a_polarity_flip_that_differs_only_in_its_negation_is_swapped_in_the_answers_own_sentence():
+    answer = "The exporter supports PDF exports. It is free."
+    finding = contradiction("The exporter supports PDF exports.", "supports", "does not support", kind="negation",
+                            source="Our exporter does not support PDF exports, as we explained in the FAQ.")
+    assert patch(answer, [finding]).text == "The exporter does not support PDF exports. It is free."
+    can = contradiction("You can cancel online.", "can cancel", "cannot cancel", kind="negation", source="")
+    assert patch("You can cancel online.", [can]).text == "You cannot cancel online."
+
+
+def test_negation_without_a_swappable_phrase_or_a_source_sentence_is_left_to_reinspection():
+    answer = "It includes exports."
+    result = patch(answer, [contradiction(answer, "includes", "is not included", kind="negation", source="")])
     assert result.text is None
+
+
+def test_a_first_person_source_sentence_is_never_spliced_into_the_answer():
+    # The source speaks as a reviewer; the answer is a third-person overview. The contradicted sentence goes
+    # (the healer's note says so) rather than turning the overview into "I ...".
+    answer = "The restaurant is busy at lunch. It serves brisket daily."
+    finding = contradiction("The restaurant is busy at lunch.", "is busy", "there was no line", kind="negation",
+                            source="I am not sure how it is at dinner, but for lunch there was no line so it was fast.")
+    result = patch(answer, [finding])
+    assert result.text == "It serves brisket daily."
+    assert [(c.kind, c.before) for c in result.changes] == [("drop_sentence", "The restaurant is busy at lunch.")]
+
+
+def test_a_sentence_that_asserts_nothing_is_never_a_patch_target():
+    # "Sure!" paired with a review's "I am not sure ..." by a polarity reader: nothing there to correct.
+    answer = "Sure! The diner opens at 7 am."
+    finding = contradiction("Sure!", "Sure", "not sure", kind="negation", source="I am not sure how it is at dinner.")
+    assert patch(answer, [finding]).text is None
+
+
+def test_a_value_is_patched_inside_its_markdown_with_the_marker_kept():
+    answer = "- **Price:** The Pro plan costs $10 per month [1].\n- **Support:** Email support is included [2]."
+    finding = contradiction("Price: The Pro plan costs $10 per month.", "$10", "$120",
+                            source="The Pro plan costs $120 per month.")
+    result = patch(answer, [finding])
+    assert result.text == ("- **Price:** The Pro plan costs $120 per month [1].\n"
+                           "- **Support:** Email support is included [2].")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from healing_builders import contradiction, entity
 
-from stream_guard.heal.entity_scrub import SCRUB_NOTE, scrub
+from stream_guard.heal.entity_scrub import scrub
 
 ANSWER = (
     "Transformer models reach 94% accuracy on NER tasks. "
@@ -11,17 +11,17 @@ ANSWER = (
 )
 
 
-def test_drops_sentences_with_fabricated_entities_and_appends_note():
+def test_drops_sentences_with_fabricated_entities_and_logs_them():
     findings = [
         entity("Dr. James Harrison published this in arXiv:2204.09876.", "Dr. James Harrison"),
         entity("Dr. James Harrison published this in arXiv:2204.09876.", "arXiv:2204.09876", kind="citation"),
     ]
     result = scrub(ANSWER, findings)
     assert result.text == (
-        "Transformer models reach 94% accuracy on NER tasks. Fine-tuning adds 12-18%. " + SCRUB_NOTE
+        "Transformer models reach 94% accuracy on NER tasks. Fine-tuning adds 12-18%."
     )
     kinds = [c.kind for c in result.changes]
-    assert kinds == ["drop_sentence", "note"]
+    assert kinds == ["drop_sentence"]
     assert result.changes[0].before == "Dr. James Harrison published this in arXiv:2204.09876."
 
 
@@ -32,12 +32,12 @@ def test_later_mentions_of_the_same_invented_person_go_too():
     assert "Liu's team" in result.text
     answer = "Dr. James Harrison led it. The dataset is public. Harrison's team reported 94%."
     result = scrub(answer, [entity("Dr. James Harrison led it.", "Dr. James Harrison")])
-    assert result.text == "The dataset is public. " + SCRUB_NOTE
+    assert result.text == "The dataset is public."
 
 
 def test_match_is_case_insensitive_for_the_entity_text():
     result = scrub("Per DEEPMIND RESEARCH INSTITUTE it works. It is fast.", [entity("x", "DeepMind Research Institute", kind="org")])
-    assert result.text == "It is fast. " + SCRUB_NOTE
+    assert result.text == "It is fast."
 
 
 def test_everything_fabricated_leaves_nothing_to_offer():
@@ -57,4 +57,4 @@ def test_scrubbing_a_numbered_item_leaves_no_orphan_list_number():
     answer = "Steps: 1. Register on the portal. 2. Ask Dr. James Harrison to sign the form. 3. Pay the fee."
     result = scrub(answer, [entity("2. Ask Dr. James Harrison to sign the form.", "Dr. James Harrison")])
     assert "Harrison" not in result.text
-    assert "2." not in result.text and "1. Register on the portal." in result.text
+    assert result.text == "Steps: 1. Register on the portal. 2. Pay the fee."

@@ -79,3 +79,25 @@ def test_chunk_objects_are_accepted():
 
     inspection = Inspection.build("Where is the office?", (Chunk("a", "The office is located in Berlin."),), "Paris.")
     assert rewrite(inspection).text == f"{PREFIX_GENERAL} The office is located in Berlin."
+
+
+@pytest.mark.parametrize("crawled", [
+    "Tiling costs vary on the lower end of the price range.ost a tiling job and we will look for tilers.",
+    "tiling costs vary with the size of the bathroom floor.",  # a chunk cut mid-word
+    "3  Tiling costs less with large tiles than with mosaics.",  # a list number left from the web page
+    "I loved the tiling they did in my bathroom last spring.",
+    'The tiler said "it will cost more than expected" to us.',
+])
+def test_a_chunk_that_is_not_clean_prose_is_never_copied_and_the_rewrite_says_why(crawled):
+    inspection = Inspection.build("How much does tiling cost?", [crawled], "Tiling costs $5,000 on average.")
+    result = rewrite(inspection)
+    assert result.text is None
+    assert [c.kind for c in result.changes] == ["refused"]
+    assert "clean prose" in result.changes[0].description
+
+
+def test_clean_sentences_beside_crawl_artefacts_are_still_used():
+    context = ["Tiling costs vary on the lower end of the price range.ost a tiling job.",
+               "A typical bathroom tiling job costs between $800 and $2,000."]
+    result = rewrite(Inspection.build("How much does tiling cost?", context, "Tiling costs $5,000 on average."))
+    assert result.text is not None and context[1] in result.text and ".ost" not in result.text

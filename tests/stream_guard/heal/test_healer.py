@@ -10,7 +10,7 @@ from stream_guard.config.detector import DetectorConfig
 from stream_guard.heal import HallucinationHealer, HealingResult
 from stream_guard.heal.grounding_rewrite import PREFIX_FIGURES
 from stream_guard.scoring.quality import QualityScore
-from stream_guard.wire.report import Risk
+from stream_guard.wire.report import Finding, FindingType, Risk
 
 QUESTION = "What is the deadline for returning a damaged item?"
 CONTEXT = [
@@ -183,3 +183,25 @@ class TestResult:
         assert body["applied"] is True and body["passed"] is True and body["declined"] is False
         assert body["confidence_after"] == 0.8
         assert {"kind", "before", "after", "description"} <= set(body["changes"][0])
+
+
+def test_one_note_at_most_listing_what_was_removed():
+    # The scrub removes the invented name, then its leftover unsupported claim is pruned: two removals, one note.
+    answer = ("Returns are accepted within 14 days. Dr. James Harrison confirmed this. "
+              "Shipping to the moon is free.")
+    findings = [entity("Dr. James Harrison confirmed this.", "Dr. James Harrison")]
+    report = make_report(answer, faithfulness=0.5, confidence=0.7, findings=findings, risk=Risk.HIGH)
+    moon = Finding(FindingType.UNSUPPORTED, "Shipping to the moon is free.", "no source mentions 'moon'", kind="claim")
+
+    def judge(text: str):
+        if "moon" in text:
+            return make_report(text, faithfulness=0.5, findings=[moon], risk=Risk.MEDIUM, flagged=True)
+        return make_report(text)
+
+    detector = ScriptedDetector(judge)
+    result = heal(detector, report, answer)
+    assert result.strategy == "entity_scrub" and result.applied
+    assert result.healed_answer == ("Returns are accepted within 14 days. Note: removed what the sources do not "
+                                    "support: a name and a statement.")
+    assert result.healed_answer.count("Note:") == 1 and "Harrison" not in result.healed_answer
+    assert [c.kind for c in result.changes].count("note") == 1

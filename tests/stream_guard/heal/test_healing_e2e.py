@@ -7,7 +7,6 @@ import pytest
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.detector import HallucinationDetector
 from stream_guard.heal import HallucinationHealer
-from stream_guard.heal.claim_prune import PRUNE_NOTE
 from stream_guard.heal.grounding_rewrite import PREFIX_FIGURES
 from stream_guard.scoring.quality import QualityScore
 from stream_guard.wire.report import FindingType, Risk
@@ -42,22 +41,24 @@ def run(detector: HallucinationDetector, question: str, context: list[str], answ
     return report, result, QualityScore.compute(report, result, detector.config)
 
 
-def test_scenario_1_confident_wrong_deadline_is_patched(detector):
+def test_scenario_1_confident_wrong_deadline_is_repaired_from_the_source(detector):
     answer = (
         "You have exactly 30 days to return a damaged item and receive a full refund. This is clearly stated "
         "in our premium customer guarantee policy and will definitely be honored at all locations."
     )
     report, result, quality = run(detector, "What is the deadline for returning a damaged item?", RETURNS, answer)
     assert report.risk is Risk.CRITICAL and report.has_contradiction
-    assert result.strategy == "contradiction_patch"
-    # The value is patched in place; the unsupported boast next to it is removed, with a note saying so.
-    assert result.healed_answer == (
-        "You have exactly 14 days to return a damaged item and receive a full refund. " + PRUNE_NOTE
-    )
+    # The value patch is tried first, but the patched sentence still promises what no source states ("exactly",
+    # "damaged", "a full refund"), so it stays flagged and the answer is rebuilt from the source; the change
+    # list says why the patch was not used.
+    patch_note = next(c for c in result.changes if c.kind == "fallback")
+    assert patch_note.before == "contradiction_patch" and "still flagged" in patch_note.description
+    assert result.strategy == "grounding_rewrite"
+    assert "14 days" in result.healed_answer and "30 days" not in result.healed_answer
     assert result.passed and result.final_risk.rank <= Risk.MEDIUM.rank
     assert not result.final_report.has_contradiction
     assert result.confidence_before > 0.8
-    assert result.confidence_after == pytest.approx(0.80)  # boosted, capped
+    assert result.confidence_after < result.confidence_before
     assert quality.routing == "healed_accept"
 
 

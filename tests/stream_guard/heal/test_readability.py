@@ -46,3 +46,45 @@ def test_a_long_chunk_pasted_whole_is_a_dump_but_one_sentence_chunks_may_be_quot
 
 def test_empty_text_is_not_an_answer():
     assert readability_problems("   ") == ("empty",)
+
+
+from stream_guard.heal.readability import reading_problems, repair_problems  # noqa: E402
+
+
+@pytest.mark.parametrize("repair, problem", [
+    ("The restaurant serves brisket. I loved the brisket.", "first_person"),
+    ('The restaurant serves brisket. The owner says "it is the best in town".', "quote_spliced"),
+    ("It is open daily. Note: a name was removed. Note: a statement was removed.", "stacked_notes"),
+    ("Costs vary on the lower end of the price range.ost a tiling job.", "crawl_artefact"),
+    ("Shrimp and Pineapple Stir-fry. 3  Add pineapple to skillet.", "crawl_artefact"),
+    ("according to the chef, it is spicy.", "crawl_artefact"),
+    ("According to the provided information: But save cancelled checks.", "dangling_connective"),
+    ("Steps: 1. Preheat the oven. 3. Roast the steak.", "broken_numbering"),
+    ("The steps are:\nNote: a statement was removed.", "dangling_intro"),
+])
+def test_a_repair_that_reads_wrong_next_to_its_original_is_named(repair, problem):
+    assert problem in reading_problems(repair, "The restaurant serves brisket.")
+    assert problem in repair_problems(repair, "The restaurant serves brisket.")
+
+
+@pytest.mark.parametrize("repair", [
+    "The store opens at 5 p.m. on Mondays, e.g. after the delivery.",
+    "Steps: 1. Preheat the oven. 2. Roast the steak.",
+    "The iPhone app shows your balance.",
+    "It is open daily. Note: removed what the sources do not support: a name.",
+])
+def test_clean_prose_passes(repair):
+    assert reading_problems(repair, "The store opens daily.") == ()
+
+
+def test_only_what_the_repair_introduced_counts():
+    original = "I think we open at 9. Our staff say it's \"busy\"."
+    assert reading_problems("We open at 9. Our staff say it's \"busy\".", original) == ()
+
+
+def test_a_repair_keeps_the_markup_and_markers_its_answer_had():
+    original = "## Returns\n- Returns are accepted within 14 days [policy-7].\n- Shipping is free to the moon."
+    repair = "## Returns\n- Returns are accepted within 14 days [policy-7]."
+    assert "markup" in readability_problems(repair, [], ["policy-7"])  # a heading, a chunk id: were it new ...
+    assert repair_problems(repair, original, [], ["policy-7"]) == ()  # ... but the answer had them
+    assert "markup" in repair_problems("## Returns\nReturns take 14 days.", "Returns take 14 days.")

@@ -9,13 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import orjson
 import pytest
 
 from stream_guard.scoring import score_model
 from stream_guard.ops.calibration import Example, choose_model, choose_threshold, group_of, model_file_for
 from stream_guard.config.load import build_config
-from stream_guard.config.score_model import DEFAULT_MODEL, ScoreModel, load_model
+from stream_guard.config.score_model import DEFAULT_MODEL, load_model
 from stream_guard.scoring.score_model import Observation
 
 from test_backtest import DATA, REPO
@@ -44,6 +45,15 @@ def test_the_threshold_is_the_lowest_that_keeps_the_share_asked_for() -> None:
     assert choose_threshold(scores, examples, 1.0) == 1.0  # unreachable: flag only certainties
 
 
+def test_short_answers_do_not_pull_the_threshold_down_for_long_ones() -> None:
+    # Long answers need the threshold past 0.5 to keep 3 of 4; a crowd of short answers that score nothing would
+    # meet a pooled share at any threshold and let it fall to where the long ones are flagged.
+    long = [example(0), example(0), example(0), example(0, keepable=False), example(1), example(1)]
+    short = [example(0, observation=Observation({}, kind="short", finding=False)) for _ in range(40)]
+    scores = [0.1, 0.2, 0.5, 0.05, 0.3, 0.9] + [0.0] * 40
+    assert choose_threshold(scores, long + short, 0.75) == choose_threshold(scores[:6], long, 0.75) == 0.7
+
+
 def test_groups_are_source_documents_else_questions_else_contexts() -> None:
     ragtruth = {"question": "Who?", "context": ["a"], "meta": {"source_id": 14364}}
     assert group_of(ragtruth) == group_of({**ragtruth, "question": "Other?"}) == "source:14364"
@@ -61,15 +71,16 @@ def synthetic(n: int, seed: int = 5) -> list[Example]:
         label = int(rng.random() < 0.45)
         ungrounded = min(1.0, max(0.0, rng.gauss(0.55 if label else 0.2, 0.15)))
         values = {"ungrounded_fraction": ungrounded, "novel_fraction": ungrounded, "claims": 1.4, "has_question": 1.0}
-        out.append(example(label, observation=Observation(values), group=f"doc{i // 3}"))
+        out.append(example(label, observation=Observation(values, kind="question", finding=ungrounded > 0),
+                           group=f"doc{i // 3}"))
     return out
 
 
 def test_a_refit_is_kept_only_when_it_ranks_better_out_of_sample() -> None:
     examples = synthetic(400)
     # A model blind to the grounding features ranks nothing: the refit wins, cross-validated.
-    blind = ScoreModel(DEFAULT_MODEL.features, tuple(0.0 for _ in DEFAULT_MODEL.features), -1.0,
-                                   DEFAULT_MODEL.signals)
+    blind = msgspec.structs.replace(DEFAULT_MODEL, weights=tuple(0.0 for _ in DEFAULT_MODEL.evidence),
+                                    offsets={"question": -1.0})
     chosen = choose_model(examples, blind, 0.9, refit="compare", folds=5)
     assert chosen.fitting.model is None and "kept" in chosen.notes[-1]
     assert len(chosen.made) == len(examples)

@@ -2,16 +2,23 @@ from __future__ import annotations
 
 import random
 
+import msgspec
 import pytest
 
-from stream_guard.scoring import score_model
-from stream_guard.config.score_model import FEATURES, MONOTONE, ScoreModel, load_model, save_model
-from stream_guard.scoring.score_model import Observation
 from stream_guard.config.detector import DetectorConfig
+from stream_guard.config.score_model import DEFAULT_MODEL, EVIDENCE, ScoreModel, load_model, save_model
 from stream_guard.engine.detector import HallucinationDetector
 from stream_guard.engine.history import MemoryHistory
+from stream_guard.scoring import score_model
+from stream_guard.scoring.score_model import Observation
 from stream_guard.text.inspection import Inspection
-from stream_guard.config.score_model import DEFAULT_MODEL
+
+
+def observe(kind: str, ungrounded: float, claims: float = 1.5, confidence: float = 0.5, signals: frozenset[str] = frozenset()
+            ) -> Observation:
+    values = {"ungrounded_fraction": ungrounded, "novel_fraction": ungrounded * 0.5, "claims": claims,
+              "confidence": confidence, "structured": float(kind == "record"), "has_question": float(kind != "summary")}
+    return Observation(values, signals, kind, score_model.has_finding(values))
 
 
 def synthetic(n: int = 300, seed: int = 3) -> tuple[list[Observation], list[int], list[str]]:
@@ -19,11 +26,8 @@ def synthetic(n: int = 300, seed: int = 3) -> tuple[list[Observation], list[int]
     obs, labels, groups = [], [], []
     for i in range(n):
         label = int(rng.random() < 0.4)
-        ungrounded = min(1.0, max(0.0, rng.gauss(0.6 if label else 0.2, 0.2)))
-        kind = rng.choice(["record", "question", "summary"])
-        values = {"ungrounded_fraction": ungrounded, "novel_fraction": ungrounded * 0.5, "claims": 1.5,
-                  "structured": float(kind == "record"), "has_question": float(kind == "question")}
-        obs.append(Observation(values))
+        ungrounded = min(1.0, max(0.01, rng.gauss(0.6 if label else 0.2, 0.2)))
+        obs.append(observe(rng.choice(["record", "question", "summary"]), ungrounded))
         labels.append(label)
         groups.append(f"doc{i // 6}")
     return obs, labels, groups
@@ -31,29 +35,83 @@ def synthetic(n: int = 300, seed: int = 3) -> tuple[list[Observation], list[int]
 
 def test_the_shipped_model_is_data_that_round_trips():
     assert ScoreModel.from_dict(DEFAULT_MODEL.to_dict()) == DEFAULT_MODEL
-    assert set(DEFAULT_MODEL.features) <= set(FEATURES)
-    assert all(w >= 0 for f, w in zip(DEFAULT_MODEL.features, DEFAULT_MODEL.weights) if f in MONOTONE)
+    assert set(DEFAULT_MODEL.evidence) <= set(EVIDENCE)
+    assert all(w >= 0 for w in DEFAULT_MODEL.weights)
 
 
 def test_a_model_file_is_read_back_and_bad_models_are_refused(tmp_path):
     path = tmp_path / "model.json"
     save_model(DEFAULT_MODEL, str(path))
     assert load_model(str(path)) == DEFAULT_MODEL
-    with pytest.raises(ValueError, match="features but"):
-        ScoreModel(("novel_fraction",), (1.0, 2.0), 0.0, {})
-    with pytest.raises(ValueError, match="unknown feature"):
-        ScoreModel(("shoe_size",), (1.0,), 0.0, {})
+    good = DEFAULT_MODEL.to_dict()
+    with pytest.raises(ValueError, match="evidence features but"):
+        ScoreModel.from_dict({**good, "evidence": ["novel_fraction"]})
+    with pytest.raises(ValueError, match="unknown evidence feature"):
+        ScoreModel.from_dict({**good, "evidence": ["shoe_size"], "weights": [1.0]})
+    with pytest.raises(ValueError, match="must be >= 0"):
+        ScoreModel.from_dict({**good, "evidence": ["novel_fraction"], "weights": [-1.0]})
+    with pytest.raises(ValueError, match="unknown task kind"):
+        ScoreModel.from_dict({**good, "offsets": {"poem": 0.0}})
+
+
+def test_a_model_file_from_before_version_2_is_refused_with_what_to_do():
+    old = {"features": ["novel_fraction"], "weights": [1.0], "intercept": -2.0, "signals": {}}
+    with pytest.raises(ValueError, match="refit it with `stream-guard calibrate`"):
+        ScoreModel.from_dict(old)
+
+
+def test_style_never_moves_the_score():
+    # How many claims, how assertive: the same evidence scores the same, and no evidence is the offset alone...
+    calm = {"claims": 0.7, "confidence": 0.1, "novel_fraction": 0.3}
+    loud = {"claims": 4.0, "confidence": 1.0, "novel_fraction": 0.3}
+    for kind in ("summary", "question", "short", "record"):
+        assert DEFAULT_MODEL.logit(loud, kind) == DEFAULT_MODEL.logit(calm, kind)
+        assert DEFAULT_MODEL.logit({"claims": 4.0, "confidence": 1.0}, kind) == DEFAULT_MODEL.offset(kind)
+    # ... and an answer with no finding gets no soft evidence at all, so nothing can flag it.
+    obs = Observation({**loud, "has_question": 1.0}, frozenset(), "question", finding=False)
+    assert score_model.score(obs, DEFAULT_MODEL) == 0.0
+    assert score_model.signal_probabilities(obs, DEFAULT_MODEL) == {}
+
+
+def test_more_evidence_never_lowers_the_score():
+    base = {"ungrounded_fraction": 0.2, "novel_fraction": 0.1, "claims": 1.5, "confidence": 0.5}
+    for name in DEFAULT_MODEL.evidence:
+        more = {**base, name: base.get(name, 0.0) + 0.5}
+        for kind in ("summary", "question", "short", "record"):
+            assert DEFAULT_MODEL.grounding_probability(more, kind) >= DEFAULT_MODEL.grounding_probability(base, kind)
+
+
+def test_the_task_kind_is_read_from_the_event():
+    kind = score_model.task_kind
+    assert kind({"structured": 1.0, "has_question": 1.0, "claim_count": 1}, 3) == "record"
+    assert kind({"has_question": 0.0, "claim_count": 1}, 5) == "summary"
+    assert kind({"has_question": 1.0, "claim_count": 1}, 4) == "short"
+    assert kind({"has_question": 1.0, "claim_count": 1}, score_model.SHORT_ANSWER_WORDS + 1) == "question"
+    assert kind({"has_question": 1.0, "claim_count": 3}, 20) == "question"
 
 
 def test_fit_learns_the_separating_feature_and_places_the_operating_point():
     obs, labels, _ = synthetic()
     model = score_model.fit(obs, labels, keep_rate=0.9)
-    weights = dict(zip(model.features, model.weights))
-    assert weights["ungrounded_fraction"] > 0
+    weights = dict(zip(model.evidence, model.weights))
+    assert weights["ungrounded_fraction"] > 0 or weights["novel_fraction"] > 0
     for kind in ("record", "question", "summary"):
-        faithful = [o for o, y in zip(obs, labels) if not y and score_model.task_kind(o) == kind]
+        faithful = [o for o, y in zip(obs, labels) if not y and o.kind == kind]
         kept = sum(score_model.score(o, model) < model.threshold for o in faithful) / len(faithful)
         assert kept >= 0.88  # every kind keeps at least keep_rate of its faithful answers (in sample)
+
+
+def test_short_answers_get_their_own_offset_and_do_not_fit_the_weights():
+    obs, labels, _ = synthetic()
+    rng = random.Random(9)
+    # Short answers whose scale is nothing like the long ones': were they fitted, the weights would follow them.
+    short = [observe("short", min(1.0, rng.gauss(0.9, 0.05)) if i % 2 else 0.02) for i in range(200)]
+    short_labels = [i % 2 for i in range(200)]
+    with_short = score_model.fit(obs + short, labels + short_labels, keep_rate=0.9)
+    without = score_model.fit(obs, labels, keep_rate=0.9)
+    assert with_short.weights == pytest.approx(without.weights) and "short" in with_short.offsets
+    faithful = [o for o, y in zip(short, short_labels) if not y]
+    assert sum(score_model.score(o, with_short) < with_short.threshold for o in faithful) / len(faithful) >= 0.88
 
 
 def test_cross_validation_never_puts_a_group_on_both_sides():
@@ -73,15 +131,16 @@ def test_a_verdict_line_gives_the_same_observation_as_the_report():
     verdict, _ = guard.evaluate(event)
     detector = HallucinationDetector(guard.config, history=MemoryHistory())
     report = detector.analyze(Inspection.build(event.question, event.context, event.answer), ())
-    from_report = score_model.observation(report.checks, "confident_but_unfaithful" in report.triggered)
+    from_report = score_model.observation(report.checks, "confident_but_unfaithful" in report.triggered, event.answer)
     from_verdict = score_model.observation_from_verdict(verdict.to_dict())
     assert from_verdict.signals == from_report.signals
+    assert (from_verdict.kind, from_verdict.finding) == (from_report.kind, from_report.finding)
     assert from_verdict.values == pytest.approx(from_report.values, abs=1e-3)
     assert score_model.score(from_verdict, DEFAULT_MODEL) == pytest.approx(verdict.hallucination_score, abs=1e-3)
 
 
 def test_drift_counts_only_where_configured():
-    obs = Observation({}, frozenset({"drift"}))
+    obs = Observation({}, frozenset({"drift"}), finding=False)
     assert score_model.score(obs, DEFAULT_MODEL) == 0.0
     assert score_model.score(obs, DEFAULT_MODEL, drift_counts=True) == pytest.approx(DEFAULT_MODEL.signals["drift"])
 
@@ -95,13 +154,11 @@ def test_every_kind_of_task_keeps_its_share_at_the_threshold():
         kind = ("question", "summary", "record")[i % 3]
         label = int(rng.random() < 0.4)
         shift = {"question": 0.0, "summary": 0.3, "record": 0.15}[kind]
-        ungrounded = min(1.0, max(0.0, rng.gauss((0.6 if label else 0.2) + shift, 0.15)))
-        obs.append(Observation({"ungrounded_fraction": ungrounded, "claims": 1.5, "structured": float(kind == "record"),
-                                "has_question": float(kind == "question")}))
+        obs.append(observe(kind, min(1.0, max(0.01, rng.gauss((0.6 if label else 0.2) + shift, 0.15)))))
         labels.append(label)
     model = score_model.fit(obs, labels, keep_rate=0.85, threshold=0.4)
     for kind in ("question", "summary", "record"):
-        faithful = [score_model.score(o, model) for o, y in zip(obs, labels) if not y and score_model.task_kind(o) == kind]
+        faithful = [score_model.score(o, model) for o, y in zip(obs, labels) if not y and o.kind == kind]
         kept = sum(s < 0.4 for s in faithful) / len(faithful)
         assert 0.83 <= kept <= 0.87, (kind, kept)
 
@@ -109,13 +166,12 @@ def test_every_kind_of_task_keeps_its_share_at_the_threshold():
 def test_a_claim_contradicting_a_record_is_a_hard_signal():
     checks = {"faithfulness": {"score": 0.8, "details": {"claims": 5, "structured": True, "field_conflicts": 1}}}
     obs = score_model.observation(checks, False)
-    assert "record_conflict" in obs.signals
+    assert "record_conflict" in obs.signals and obs.kind == "record"
     assert score_model.score(obs, DEFAULT_MODEL) >= DEFAULT_MODEL.signals["record_conflict"]
     quiet = score_model.observation({"faithfulness": {"score": 0.8, "details": {"claims": 5, "structured": True}}}, False)
     assert "record_conflict" not in quiet.signals
 
 
-def test_a_model_naming_a_retired_feature_still_loads():
-    data = {**DEFAULT_MODEL.to_dict(), "features": ["novel_count"], "weights": [0.5]}
-    model = ScoreModel.from_dict(data)
-    assert model.grounding_probability({"novel_count": 2.0}) > model.grounding_probability({"novel_count": 0.0})
+def test_a_kind_the_model_was_not_fitted_for_borrows_the_nearest_offset():
+    model = msgspec.structs.replace(DEFAULT_MODEL, offsets={"question": -1.5, "summary": -2.0})
+    assert model.offset("short") == -1.5 and model.offset("record") == -1.5

@@ -138,10 +138,18 @@ def _nest(levels):
 
 
 @pytest.mark.parametrize("answer", ["", "   ", "\n\t"])
-def test_an_empty_answer_is_refused_there_would_be_nothing_to_deliver(answer):
-    with pytest.raises(EventError) as caught:
-        parse_event(event(answer=answer))
-    assert caught.value.field == "answer" and "must not be empty" in caught.value.reason
+def test_an_empty_answer_is_an_event_to_judge_not_an_error(answer):
+    # Nothing to deliver is itself a verdict (fallback, with the reason: tests/stream_guard/engine/test_pipeline.py).
+    assert parse_event(event(answer=answer)).answer == answer
+
+
+def test_a_missing_or_non_string_answer_is_still_refused():
+    body = event()
+    del body["answer"]
+    with pytest.raises(EventError, match="answer: is required"):
+        parse_event(body)
+    with pytest.raises(EventError, match="answer: must be a string"):
+        parse_event(event(answer=5))
 
 
 def test_a_utf8_bom_before_the_json_is_ignored():

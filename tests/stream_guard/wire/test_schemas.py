@@ -42,10 +42,10 @@ def test_the_committed_schema_files_are_what_the_code_generates():
 def test_check_mode_names_a_file_that_differs(tmp_path, capsys):
     shutil.copytree(SCHEMAS, tmp_path / "schemas")
     assert main(["--check", "--out", str(tmp_path / "schemas")]) == 0
-    target = tmp_path / "schemas" / "verdict.v2.schema.json"
+    target = tmp_path / "schemas" / "verdict.v3.schema.json"
     target.write_text(target.read_text().replace('"flagged"', '"flaged"'))
     assert main(["--check", "--out", str(tmp_path / "schemas")]) == 1
-    assert "verdict.v2.schema.json differs" in capsys.readouterr().err
+    assert "verdict.v3.schema.json differs" in capsys.readouterr().err
     assert main(["--out", str(tmp_path / "schemas")]) == 0 and stale(tmp_path / "schemas") == []
 
 
@@ -84,10 +84,14 @@ def test_an_undeclared_details_key_fails_the_strict_schema_but_not_the_published
     assert not validator("verdict", strict=False).is_valid(body)
 
 
-def test_verdict_v2_uses_epoch_millisecond_names_and_always_carries_its_provenance(judged):
+def test_verdict_v3_uses_epoch_millisecond_names_and_always_carries_its_provenance_and_reason(judged):
     body = orjson.loads(next(item.verdict for item in judged if item.verdict))
-    assert body["version"] == 2 and "produced_at" not in body
-    assert {"model", "produced_at_ms", "label", "metadata"} <= set(body)
+    assert body["version"] == 3 and "produced_at" not in body
+    assert {"model", "produced_at_ms", "label", "metadata", "reason"} <= set(body)
+
+
+def test_the_previous_verdict_schema_stays_for_the_consumers_still_reading_it():
+    assert (SCHEMAS / "verdict.v2.schema.json").exists()
 
 
 def test_latency_alerts_and_metrics_summaries_validate():
@@ -124,6 +128,8 @@ def test_dead_letter_error_headers_validate():
 
 GOOD = [
     {"event_id": "e1", "answer": "Yes."},
+    {"event_id": "e", "answer": ""},  # judged: nothing to deliver (fallback, with the reason)
+    {"event_id": "e", "answer": "   "},
     {"id": 7, "answer": "Yes.", "context": "one chunk", "produced_at": 1_700_000_000_000},
     {"event_id": "e2", "tenant": "acme", "question": "Q?", "answer": "A.", "citations": ["c1", 2, {"id": "c1"}],
      "context": ["plain", {"id": "c1", "text": "t", "source": "kb://1"}, {"text": "no id"}],
@@ -135,8 +141,6 @@ BAD_TYPES = [
     {"answer": "no id"},
     {"event_id": None, "answer": "null id"},
     {"event_id": "e", "answer": 5},
-    {"event_id": "e", "answer": "   "},
-    {"event_id": "e", "answer": ""},
     {"event_id": "e", "answer": "a", "context": 5},
     {"event_id": "e", "answer": "a", "context": [{"id": "x"}]},
     {"event_id": "e", "answer": "a", "context": [{"text": 3}]},
