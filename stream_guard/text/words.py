@@ -113,3 +113,10 @@ def overlap(needles: frozenset[str] | set[str], haystack: frozenset[str] | set[s
     if not needles:
         return 1.0
     return len(needles & haystack) / len(needles)
+
+
+def mentions(text: str, needles: tuple[str, ...]) -> bool:
+    """Whether lower-cased `text` contains any of `needles`: the cheap test that gates a value reader, so the
+    readers' patterns run only on the few sentences that can hold their value."""
+    low = text.lower()
+    return any(needle in low for needle in needles)

@@ -21,6 +21,7 @@ from stream_guard.text import analysis
 from stream_guard.text.analysis import BoundedLRU, chunk_analysis, context_analysis
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.events import Chunk
+from verdicts import without_timings
 
 REPO = Path(__file__).resolve().parents[3]
 DEMO = REPO / "stream_guard" / "samples" / "demo.jsonl"
@@ -132,16 +133,10 @@ def _verdicts(lines: list[bytes]) -> list[Any]:
         judged, updated = judge_events(guard, lines[start:start + 16], store.get)
         for key, history in updated.items():
             store.put(key, history, 20)
-        out += [_without_timings(orjson.loads(item.verdict)) if item.verdict else item.error_object() for item in judged]
+        out += [without_timings(orjson.loads(item.verdict)) if item.verdict else item.error_object() for item in judged]
     return out
 
 
-def _without_timings(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items() if k not in ("latency_ms", "cost_ms")}
-    if isinstance(value, list):
-        return [_without_timings(v) for v in value]
-    return value
 
 
 @pytest.fixture
