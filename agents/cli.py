@@ -313,7 +313,7 @@ def cmd_tail(argv: Sequence[str]) -> int:
 
 
 def demo_events_path() -> Path:
-    return Path(str(resources.files("stream_guard").joinpath("samples", "demo.jsonl")))
+    return Path(str((resources.files("stream_guard") / "samples" / "demo.jsonl")))
 
 
 def _ready(port: int) -> bool:

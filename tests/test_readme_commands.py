@@ -10,7 +10,6 @@ a README command cannot go untried.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -67,8 +66,9 @@ def runnable(command: str) -> bool:
 @pytest.fixture()
 def newcomer_dir(tmp_path: Path) -> Path:
     """A directory as the README's commands expect it: the repository's shipped files and the placeholders."""
-    (tmp_path / "stream_guard").mkdir()
-    shutil.copytree(REPO / "stream_guard" / "samples", tmp_path / "stream_guard" / "samples")
+    # The package itself, as in a clone: a partial copy would be imported as a namespace package from the
+    # working directory (an editable install resolves `stream_guard` there) and lose the shipped model.
+    (tmp_path / "stream_guard").symlink_to(REPO / "stream_guard", target_is_directory=True)
     rows = [orjson.loads(line) for line in SAMPLE.read_bytes().splitlines() if line.strip()]
     events = [{k: v for k, v in row.items() if k in ("id", "tenant", "question", "context", "answer")} for row in rows]
     lines = b"".join(orjson.dumps(e) + b"\n" for e in events)

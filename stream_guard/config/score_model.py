@@ -162,11 +162,11 @@ DEFAULT_MODEL_FILE = "score_model.json"
 
 def shipped_model_path() -> Path:
     """The shipped model's file in this installation (the source tree, for the editable install)."""
-    return Path(str(resources.files("stream_guard").joinpath("models", DEFAULT_MODEL_FILE)))
+    return Path(str((resources.files("stream_guard") / "models" / DEFAULT_MODEL_FILE)))
 
 
 def _shipped_model() -> ScoreModel:
-    raw = resources.files("stream_guard").joinpath("models", DEFAULT_MODEL_FILE).read_bytes()
+    raw = (resources.files("stream_guard") / "models" / DEFAULT_MODEL_FILE).read_bytes()
     return ScoreModel.from_dict(orjson.loads(raw))
 
 

@@ -28,7 +28,7 @@ from stream_guard.agents.topics import ensure_topics, key_partition
 from stream_guard.ops.monitoring.tokens import hash_token
 from stream_guard.ops.monitoring.windows import DAY_MS
 
-pytestmark = [pytest.mark.broker, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.broker, pytest.mark.timeout(900)]
 
 OPERATOR = "operator-token-0123456789abcdef"
 ZULU = "zulu-token-0123456789abcdef0123"
@@ -104,14 +104,14 @@ def dashboard(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) ->
     try:
         asyncio.run(_send(names.broker, f"{names.app_id}-monitor-by-tenant",
                           monitor_records(names, names.partitions)))
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + 600  # 80-160 s alone; much longer when 4 test processes share 2 cores
         while True:  # every tenant listed, and all of zulu's three weeks counted and its days closed
             status, _, body = http.request("/monitor/api/all", headers={"Authorization": f"Bearer {OPERATOR}"})
             _, _, view = http.request("/monitor/api/t/zulu", headers={"Authorization": f"Bearer {OPERATOR}"})
             if (status == 200 and orjson.loads(body)["total"] >= TENANTS + 1 and view.startswith(b"{")
                     and sum(d["answers"] for d in orjson.loads(view)["days"]) == 21 * 20
                     and orjson.loads(view)["alerts"]):
-                print(f"\n{TENANTS + 1} tenants' records applied in {time.monotonic() - deadline + 300:.0f} s")
+                print(f"\n{TENANTS + 1} tenants' records applied in {time.monotonic() - deadline + 600:.0f} s")
                 break
             assert time.monotonic() < deadline, (body[:300], view[:300])
             time.sleep(1)

@@ -64,14 +64,17 @@ class Server:
             return 0, None
 
     def children(self) -> list[int]:
-        """The judge processes' ids (spawned children; not multiprocessing's resource tracker)."""
+        """The judge processes' ids: forked by the pool's fork server (a child of the service), or spawned
+        children; never multiprocessing's resource tracker or the fork server itself."""
         assert self.proc is not None
         out: list[int] = []
-        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
-            for pid in (task / "children").read_text().split():
-                with contextlib.suppress(OSError):
-                    if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                        out.append(int(pid))
+        for pid in _children(self.proc.pid):
+            with contextlib.suppress(OSError):
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                if b"spawn_main" in cmdline:
+                    out.append(pid)
+                elif b"forkserver" in cmdline:
+                    out += _children(pid)
         return out
 
     def stop(self, timeout: float = 60.0) -> int:
@@ -93,3 +96,11 @@ def _body(raw: bytes) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return raw.decode("utf-8", "replace")
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            out += [int(child) for child in (task / "children").read_text().split()]
+    return out
