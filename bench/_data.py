@@ -30,6 +30,9 @@ from stream_guard.wire.events import AnswerEvent, parse_event
 
 # Inline use (bench/inline_use.py): the clients, the embedded broker, and the sentence splitting a stream gets.
 from stream_guard.agents.embedded_broker import EmbeddedBroker
+# The memory soak (bench/memory_soak.py): a producer, a verdict reader, a worker process of its own.
+from stream_guard.agents.clients import Reader, partition_key, start_producer
+from stream_guard.agents.embedded_broker import die_with_parent, free_port
 from stream_guard.agents.topics import ensure_topics
 from stream_guard.client import GuardClient, KafkaGuardClient
 from stream_guard.config.load import load as load_config
