@@ -25,7 +25,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 import urllib.request
 import uuid
@@ -49,20 +48,31 @@ WORKER_ENV = {
     "STREAM_GUARD_ANSWERS_PARTITIONS": str(PARTITIONS),
     "STREAM_GUARD_OUTPUT_PARTITIONS": str(PARTITIONS),
 }
-# Loaded by the worker and its spawned judges only when this directory is on their PYTHONPATH (--tracemalloc).
+# Loaded by the worker and its spawned judges only when this directory is on their PYTHONPATH (--tracemalloc or
+# --census), never by the package: every SOAK_EVERY_S seconds, a tracemalloc snapshot (when tracing) or a census
+# (Python's allocated blocks, and the gc-tracked objects counted by type: cheap enough not to slow the worker).
 SITECUSTOMIZE = """
-import os, threading, time, tracemalloc
+import collections, gc, json, os, sys, threading, time, tracemalloc
 
-def _dump(folder, every):
+def _census():
+    counts = collections.Counter(type(o).__qualname__ for o in gc.get_objects())
+    return {"t": time.time(), "blocks": sys.getallocatedblocks(), "objects": sum(counts.values()),
+            "types": dict(counts.most_common(200))}
+
+def _watch(folder, every):
     n = 0
     while True:
         time.sleep(every)
-        tracemalloc.take_snapshot().dump(os.path.join(folder, f"{os.getpid()}-{n:04d}.snap"))
+        if tracemalloc.is_tracing():
+            tracemalloc.take_snapshot().dump(os.path.join(folder, f"{os.getpid()}-{n:04d}.snap"))
+        else:
+            with open(os.path.join(folder, f"{os.getpid()}.census"), "a") as fh:
+                fh.write(json.dumps(_census()) + "\\n")
         n += 1
 
-if tracemalloc.is_tracing() and os.environ.get("SOAK_SNAPSHOT_DIR"):
-    threading.Thread(target=_dump, args=(os.environ["SOAK_SNAPSHOT_DIR"], float(os.environ["SOAK_SNAPSHOT_S"])),
-                     daemon=True, name="soak-snapshots").start()
+if os.environ.get("SOAK_SNAPSHOT_DIR"):
+    threading.Thread(target=_watch, args=(os.environ["SOAK_SNAPSHOT_DIR"], float(os.environ["SOAK_EVERY_S"])),
+                     daemon=True, name="soak-watch").start()
 """
 
 
@@ -257,6 +267,27 @@ def tracemalloc_report(folder: Path, top: int = 15) -> dict[str, list[str]]:
     return report
 
 
+def census_report(folder: Path, half_at: float) -> dict[str, dict[str, Any]]:
+    """Per process: Python's allocated blocks and gc-tracked objects at half time and at the end, and the object
+    types that grew most in between; growth of RSS that Python's blocks do not show is native (RocksDB, the
+    allocator, extension buffers)."""
+    report = {}
+    for path in sorted(folder.glob("*.census")):
+        rows = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+        if len(rows) < 2:
+            continue
+        first = next((r for r in rows if r["t"] >= half_at), rows[len(rows) // 2])
+        last = rows[-1]
+        grown = sorted(((last["types"].get(k, 0) - first["types"].get(k, 0), k) for k in last["types"]), reverse=True)
+        minutes = (last["t"] - first["t"]) / 60 or 1
+        report[path.stem] = {
+            "summary": f"blocks {first['blocks']} -> {last['blocks']} ({(last['blocks'] - first['blocks']) / minutes:+.0f}"
+                       f"/min), gc objects {first['objects']} -> {last['objects']} "
+                       f"({(last['objects'] - first['objects']) / minutes:+.0f}/min) over {minutes:.1f} min",
+            "types_grown": [f"{k}: {first['types'].get(k, 0)} -> {last['types'][k]}" for d, k in grown[:12] if d > 0]}
+    return report
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rate", type=float, default=100.0, help="events per second (default 100)")
@@ -266,6 +297,8 @@ def main() -> int:
     parser.add_argument("--sample-seconds", type=float, default=5.0)
     parser.add_argument("--drain-seconds", type=float, default=120.0, help="wait this long for the last verdicts")
     parser.add_argument("--tracemalloc", action="store_true", help="find what grows (slows the worker)")
+    parser.add_argument("--census", action="store_true",
+                        help="count Python's blocks and objects by type in the worker every 6 samples (cheap)")
     parser.add_argument("--label", help="store the run under this label in bench/results/memory_soak.json")
     args = parser.parse_args()
 
@@ -277,13 +310,15 @@ def main() -> int:
         env = {**os.environ, **WORKER_ENV, "STREAM_GUARD_APP_ID": f"{run}-guard",
                **{f"STREAM_GUARD_TOPIC_{t.upper()}": f"{run}.{t}"
                   for t in ("answers", "verdicts", "alerts", "dlq", "metrics")}}
-        if args.tracemalloc:
+        if args.tracemalloc or args.census:
             hook, snaps = tmp / "hook", tmp / "snapshots"
             hook.mkdir()
             snaps.mkdir()
-            (hook / "sitecustomize.py").write_text(textwrap.dedent(SITECUSTOMIZE))
-            env.update(PYTHONTRACEMALLOC="8", SOAK_SNAPSHOT_DIR=str(snaps), SOAK_SNAPSHOT_S=str(args.sample_seconds * 6),
+            (hook / "sitecustomize.py").write_text(SITECUSTOMIZE)
+            env.update(SOAK_SNAPSHOT_DIR=str(snaps), SOAK_EVERY_S=str(args.sample_seconds * 6),
                        PYTHONPATH=os.pathsep.join(filter(None, [str(hook), env.get("PYTHONPATH")])))
+            if args.tracemalloc:
+                env["PYTHONTRACEMALLOC"] = "8"
         settings = load_config(env=env, stream={"broker": embedded.bootstrap}).stream
         asyncio.run(ensure_topics(settings))
         port = free_port()
@@ -291,6 +326,7 @@ def main() -> int:
         proc = start_worker(embedded.bootstrap, tmp, env, port)
         try:
             wait_ready(proc, port, tmp)
+            soak_started = time.time()
             result = asyncio.run(soak(settings, proc.pid, args, run))
         finally:
             proc.terminate()
@@ -300,6 +336,7 @@ def main() -> int:
                 proc.kill()
         load_after = os.getloadavg()
         traced = tracemalloc_report(tmp / "snapshots") if args.tracemalloc else None
+        census = census_report(tmp / "snapshots", soak_started + args.minutes * 30) if args.census else None
 
     command = "bench/memory_soak.py " + " ".join(sys.argv[1:])
     out = {"machine": machine(), "command": command, "rate": args.rate, "minutes": args.minutes,
@@ -315,6 +352,12 @@ def main() -> int:
         for pid, lines in traced.items():
             print(f"\ngrowth in process {pid} (half time -> end):")
             for line in lines:
+                print("  " + line)
+    if census:
+        out["census"] = census
+        for pid, figures in census.items():
+            print(f"\ncensus of process {pid} (half time -> end): {figures['summary']}")
+            for line in figures["types_grown"]:
                 print("  " + line)
     if args.label:
         print(f"\nwrote {store_run('memory_soak', args.label, out)}")
