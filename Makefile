@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: up test test-soak bench install browser clean schemas deploy-rules docs
+.PHONY: up test test-long bench install browser clean schemas deploy-rules docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,12 +25,18 @@ browser:
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 		|| echo "chromium not installed: the browser tests will be skipped"; }
 
-test: $(STAMP) browser
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+# Test files run in TEST_WORKERS processes (pytest-xdist). The broker tests mostly wait (on group joins, on the
+# workers they start), so more processes than cores pays off on 2 cores.
+TEST_WORKERS ?= 4
 
-# The soak runs (~6 minutes): 20,000 unkeyed events, SIGTERM mid-stream, restart, three times.
-test-soak: $(STAMP)
-	$(BIN)/python -m pytest -m soak $(PYTEST_ARGS)
+test: $(STAMP) browser
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+
+# The long runs (minutes each, marked `long`): 20,000 unkeyed events with SIGTERM mid-stream and a restart, three
+# times; the monitoring replay and restore from the changelogs; the wheel installed beside openai-agents in a
+# fresh virtual environment. CI (.ci/run) runs them after `make test`.
+test-long: $(STAMP)
+	$(BIN)/python -m pytest -m long $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/inspect_latency.py

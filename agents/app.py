@@ -546,6 +546,8 @@ class GuardService:
                     stage=item.error_stage or "judge", event_id=item.event_id, cost_ms=item.cost_ms,
                     exception_class=item.error_exception))
                 continue
+            if item.unknown_fields:
+                self.metrics.count_unknown_fields(item.unknown_fields)
             trace = trace_context(header_list(event.message))
             batch.pending.append(await self.send(
                 self.settings.topics.verdicts, (item.question_hash or "").encode(), item.verdict or b"",

@@ -44,7 +44,7 @@ from stream_guard.config.load import Config, command_flags, load
 from stream_guard.errors import BrokerError, ConfigurationError, InputError, StreamGuardError, report
 from stream_guard.wire.deadletter import view as dead_letter_view
 from stream_guard.ops.display import line_for
-from stream_guard.wire.events import EventError
+from stream_guard.wire.events import EventError, split_events
 from stream_guard.wire.labels import decode_label
 from stream_guard.logs import use_json_logs
 from stream_guard.config.stream import StreamSettings
@@ -103,7 +103,8 @@ def _worker_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ner", choices=("spacy", "regex", "auto"), help="entity recognizer")
     parser.add_argument("--preset", help="threshold preset (general, strict, noisy)")
     parser.add_argument("--app-id", help="consumer group and state prefix (default stream-guard)")
-    parser.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
+    parser.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"),
+                        help="least severe log level written (default info)")
     parser.add_argument("--log-format", choices=("text", "json"),
                         help="json: every log line (ours, Faust's, aiokafka's) one JSON object (default: "
                              "$STREAM_GUARD_LOG_FORMAT, else text)")
@@ -195,15 +196,17 @@ async def produce_lines(broker: str, topic: str, lines: Sequence[bytes], *, prog
     return sent
 
 
-def read_lines(path: str) -> list[bytes]:
+def read_events(path: str) -> tuple[str, list[bytes]]:
+    """The payloads of a file of events (JSONL, a JSON array or one JSON object) and what it was read as."""
     source = sys.stdin.buffer if path == "-" else open(path, "rb")
     with source:
-        return [line.rstrip(b"\r\n") for line in source if line.strip()]
+        return split_events(source.read())
 
 
 def cmd_produce(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="stream-guard produce", description="Publish AnswerEvent JSONL.")
-    parser.add_argument("path", help="JSONL file, or - for stdin")
+    parser = argparse.ArgumentParser(prog="stream-guard produce",
+                                     description="Publish AnswerEvents: JSONL, a JSON array or one JSON object.")
+    parser.add_argument("path", help="file of events (JSONL, or a JSON array, pretty-printed or not), or - for stdin")
     parser.add_argument("--topic", help="default: the answers topic (rag.answers)")
     parser.add_argument("--interval", type=float, default=0.0, help="seconds between events (default none)")
     _common(parser)
@@ -212,9 +215,10 @@ def cmd_produce(argv: Sequence[str]) -> int:
     settings = _config(args).stream
     topic = args.topic or settings.topics.answers
     try:
-        lines = read_lines(args.path)
+        kind, lines = read_events(args.path)
     except OSError as exc:
         raise InputError(f"cannot read {args.path}: {exc}") from None
+    _say(f"read {len(lines)} events from {args.path} ({kind})")
     _reach(settings, broker, args)
     try:
         sent = asyncio.run(produce_lines(broker, topic, lines, interval=args.interval,
@@ -282,8 +286,9 @@ async def _tail(broker: str, topic: str, kind: str, from_beginning: bool, limit:
 
 def cmd_tail(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="stream-guard tail", description="Print a guard topic as it arrives.")
-    parser.add_argument("stream", choices=STREAMS)
-    parser.add_argument("--from-beginning", action="store_true")
+    parser.add_argument("stream", choices=STREAMS, help="which guard topic to print")
+    parser.add_argument("--from-beginning", action="store_true",
+                        help="start at the topic's first record (default: only what arrives from now on)")
     parser.add_argument("--max", type=int, help="stop after N records")
     parser.add_argument("--to-end", action="store_true", help="stop at the end the topic had when tail started")
     parser.add_argument("--format", choices=("json", "pretty"), default="json",
@@ -408,13 +413,13 @@ def cmd_up(argv: Sequence[str]) -> int:
     parser.add_argument("--data-dir", help="worker state (default: a temporary directory)")
     parser.add_argument("--web-port", type=int, help="worker web port (default: a free one)")
     parser.add_argument("--config", help="TOML file with [detector] and [stream] tables")
-    parser.add_argument("--ner", choices=("spacy", "regex", "auto"))
-    parser.add_argument("--preset")
-    parser.add_argument("--app-id")
+    parser.add_argument("--ner", choices=("spacy", "regex", "auto"), help="entity recognizer (default auto)")
+    parser.add_argument("--preset", help="threshold preset (general, strict, noisy)")
+    parser.add_argument("--app-id", help="consumer group and state prefix (default stream-guard)")
     _common(parser)
     args = parser.parse_args(argv)
     try:
-        lines = read_lines(args.events or str(demo_events_path()))
+        _, lines = read_events(args.events or str(demo_events_path()))
     except OSError as exc:
         raise ConfigurationError(str(exc)) from None
     loaded = _config(args)  # a bad value is refused here, with the key, not by the worker it would start

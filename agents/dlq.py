@@ -173,7 +173,10 @@ def cmd_replay_dlq(argv: Sequence[str]) -> int:
                     "headers) to the answers topic. Reads by assignment: no consumer group, nothing committed.")
     parser.add_argument("--broker", help="HOST:PORT[,HOST:PORT] (default: $STREAM_GUARD_BROKER)")
     parser.add_argument("--config", help="TOML file with a [stream] table (topic names, security)")
-    parser.add_argument("--to", help="topic to send to (default: the answers topic)")
+    # --topic, as in `produce`: `--from`/`--to` name a range in every command (`--to` here was the topic: kept
+    # working for scripts that use it, with a warning).
+    parser.add_argument("--topic", help="topic to send to (default: the answers topic)")
+    parser.add_argument("--to", dest="old_to", help="deprecated: --topic")
     parser.add_argument("--dlq", help="dead-letter topic to read (default: the configured one)")
     parser.add_argument("--stage", action="append", help="only these stages (decode, intake, judge, timeout, "
                                                          "label); repeat or comma-separate")
@@ -205,7 +208,9 @@ def _replay(args: argparse.Namespace) -> int:
                           before.time_ms if before else None)
     start = parse_bound(args.start, "--from") if args.start else None
     end = parse_bound(args.end, "--to-offset") if args.end else None
-    dlq, to = args.dlq or settings.topics.dlq, args.to or settings.topics.answers
+    if args.old_to:
+        print("stream-guard replay-dlq: --to is deprecated, use --topic", file=sys.stderr)
+    dlq, to = args.dlq or settings.topics.dlq, args.topic or args.old_to or settings.topics.answers
     try:
         summary = asyncio.run(replay_dead_letters(settings, dlq=dlq, to=to, start=start, end=end,
                                                   selection=selection, dry_run=args.dry_run, limit=args.max))

@@ -17,6 +17,7 @@ The per-partition quantile summaries of the metrics topic come from stream_guard
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -26,6 +27,9 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from stream_guard.ops.latency import LatencyRegistry, PartitionKey
 from stream_guard.ops.process_metrics import service_registry
+from stream_guard.wire.events import unknown_field_reason
+
+log = logging.getLogger(__name__)
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 # Seconds. Processing is a batch's whole trip (judge, sends acknowledged); end to end adds time in Kafka.
@@ -34,6 +38,8 @@ LATENCY_BUCKETS_S = (0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.
 SCORE_BUCKETS = tuple(round(0.05 * i, 2) for i in range(1, 20)) + (1.0,)
 # Rebalances include table recovery; commits are usually milliseconds.
 REBALANCE_BUCKETS_S = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, float("inf"))
+# Distinct field names the unknown-field counter labels (producers choose them).
+MAX_UNKNOWN_FIELD_LABELS = 50
 COMMIT_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, float("inf"))
 
 
@@ -94,6 +100,11 @@ class WorkerMetrics:
             "produced_at values (or Kafka timestamps) outside the clock window (too_old: before clock_window_s or the "
             "answers topic's retention; future: past clock_skew_s), left out of latency figures and alerts.", ["reason"],
             registry=r)
+        self.unknown_fields = Counter(
+            "stream_guard_unknown_fields",
+            "Events judged without a top-level field the contract does not name, by field (the first "
+            f"{MAX_UNKNOWN_FIELD_LABELS} names seen; later ones count as \"(other)\").", ["field"], registry=r)
+        self._unknown_field_labels: set[str] = set()
         self.send_errors = Counter("stream_guard_kafka_send_errors", "Messages the broker did not acknowledge, by "
                                    "topic (the worker then stops: its inputs are redelivered).", ["topic"], registry=r)
         self.rebalances = Counter("stream_guard_kafka_rebalances", "Consumer group rebalances this worker took "
@@ -110,6 +121,15 @@ class WorkerMetrics:
         ProcessCollector(namespace="stream_guard_judge", pid=self._judge_pid, registry=r)
         r.register(_StateCollector(self))
         self._partition_children: dict[PartitionKey, tuple[Any, Any]] = {}
+
+    def count_unknown_fields(self, names: tuple[str, ...]) -> None:
+        """Count an event's stray keys. Producers choose them: the label values stay bounded."""
+        for name in names:
+            if name not in self._unknown_field_labels and len(self._unknown_field_labels) < MAX_UNKNOWN_FIELD_LABELS:
+                self._unknown_field_labels.add(name)  # said once per name, counted every time
+                log.warning("events carry the field %r: it %s; they are judged without it", name,
+                            unknown_field_reason(name))
+            self.unknown_fields.labels(name if name in self._unknown_field_labels else "(other)").inc()
 
     def _judge_pid(self) -> int | str:
         pid = self.judge_pid()

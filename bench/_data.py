@@ -54,14 +54,31 @@ score_model = SimpleNamespace(
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("STREAM_GUARD_DATA", REPO.parent / "shared" / "data"))
+# Shipped with the package (written for stream-guard, labels by construction): what the benchmarks fall back on
+# beside a fresh clone, so that each runs; its figures are not the README's, which come from the labelled data.
+SAMPLE = REPO / "stream_guard" / "samples" / "labelled.jsonl"
+_said: set[str] = set()
+
+
+def data_path(name: str) -> Path:
+    """The labelled file `name` in DATA_DIR; without STREAM_GUARD_DATA and without ../shared/data, the shipped
+    sample (said once on stderr). A STREAM_GUARD_DATA that lacks the file is an error."""
+    path = DATA_DIR / f"{name}.jsonl"
+    if path.exists():
+        return path
+    if "STREAM_GUARD_DATA" in os.environ:
+        raise SystemExit(f"{path} not found: STREAM_GUARD_DATA must be the folder holding the labelled data")
+    if name not in _said:
+        _said.add(name)
+        print(f"{path} not found: {name} is the shipped sample {SAMPLE.relative_to(REPO)} instead (192 answers; "
+              "not the README's figures). Set STREAM_GUARD_DATA to the labelled data's folder.", file=sys.stderr)
+    return SAMPLE
 RESULTS_DIR = REPO / "bench" / "results"
 DATASETS = ("ragtruth_dev", "ragtruth_d2t_dev", "summedits_dev", "halueval_qa_dev")
 
 
 def load_events(name: str, limit: int | None = None) -> list[AnswerEvent]:
-    path = DATA_DIR / f"{name}.jsonl"
-    if not path.exists():
-        raise SystemExit(f"{path} not found: set STREAM_GUARD_DATA to the folder holding the labelled data")
+    path = data_path(name)
     events = []
     with open(path, "rb") as fh:
         for line in fh:
@@ -160,9 +177,7 @@ def split_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[d
 
 def read_rows(name: str) -> list[dict[str, Any]]:
     """The raw labelled rows of one file (with task_type, spans and meta), in file order."""
-    path = DATA_DIR / f"{name}.jsonl"
-    if not path.exists():
-        raise SystemExit(f"{path} not found: set STREAM_GUARD_DATA to the folder holding the labelled data")
+    path = data_path(name)
     with open(path, "rb") as fh:
         return [orjson.loads(line) for line in fh if line.strip()]
 

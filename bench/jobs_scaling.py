@@ -22,14 +22,14 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATA_DIR, machine, write_result  # noqa: E402
+from _data import data_path, machine, write_result  # noqa: E402
 
 from stream_guard.config.load import build_config  # noqa: E402
 from stream_guard.engine.pool import Pool  # noqa: E402
 
 
 def payloads(name: str, repeat: int) -> list[bytes]:
-    rows = [orjson.loads(line) for line in (DATA_DIR / f"{name}.jsonl").read_bytes().splitlines() if line.strip()]
+    rows = [orjson.loads(line) for line in (data_path(name)).read_bytes().splitlines() if line.strip()]
     return [orjson.dumps({**row, "id": f"{row['id']}#{r}"}) for r in range(repeat) for row in rows]
 
 

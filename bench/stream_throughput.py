@@ -37,7 +37,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATA_DIR, REPO, machine, percentile, process_cpu_seconds, write_result  # noqa: E402
+from _data import REPO, data_path, machine, percentile, process_cpu_seconds, write_result  # noqa: E402
 
 from stream_guard.agents.clients import Reader, partition_key, start_producer  # noqa: E402
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port  # noqa: E402
@@ -69,7 +69,7 @@ SHORT_EVENTS = [
 
 
 def dataset_lines(name: str, n: int) -> list[bytes]:
-    path = DATA_DIR / f"{name}.jsonl"
+    path = data_path(name)
     rows = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
     out = []
     for i in range(n):

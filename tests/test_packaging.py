@@ -18,8 +18,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(REPO)],
-                   check=True, capture_output=True, timeout=600)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--wheel-dir", str(out), str(REPO)],
+                           check=True, capture_output=True, text=True, timeout=600)
+    # No packaging warning (setuptools' "Package would be ignored", package-data naming files that are absent).
+    warnings = [line for line in (built.stdout + built.stderr).splitlines() if "Warning" in line]
+    assert not warnings, "\n".join(warnings)
     return next(out.glob("stream_guard-*.whl"))
 
 
@@ -28,9 +31,12 @@ def test_the_wheel_adds_one_top_level_package_and_ships_the_streaming_edge_insid
     top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert top == {"stream_guard"}
     assert "stream_guard/agents/app.py" in names and "stream_guard/py.typed" in names
+    # The samples a fresh install runs on: the demo and the labelled file calibrate and the benchmarks take.
+    assert {"stream_guard/samples/demo.jsonl", "stream_guard/samples/labelled.jsonl"} <= set(names)
     assert any(name.endswith(".dist-info/licenses/LICENSE") or name.endswith(".dist-info/LICENSE") for name in names)
 
 
+@pytest.mark.long  # a fresh venv and openai-agents' dependencies: about two minutes of CPU
 def test_installed_beside_openai_agents_both_import(wheel: Path, tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)

@@ -16,6 +16,10 @@ from stream_guard.config.load import build_config
 from stream_guard.engine.judging import Judged
 from stream_guard.engine.pool import Pool, count_lines, jobs_for, parse_jobs
 from stream_guard.errors import InputError, StreamGuardError, report
+from stream_guard.wire.events import unknown_field_reason
+
+# Failed lines listed on stderr after the summary; every one is in the output too.
+FIRST_ERRORS_SHOWN = 5
 
 
 def parser() -> argparse.ArgumentParser:
@@ -71,7 +75,9 @@ def _check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     except OSError as exc:
         raise InputError(f"cannot read {args.path}: {exc}") from None
     routing: Counter[str] = Counter()
-    errors = 0
+    errors: list[str] = []
+    # stray key -> (events that carried it, the first line it was on)
+    unknown: dict[str, list[int]] = {}
     # Only a regular file can be read twice (a pipe or /dev/stdin would be used up by counting).
     jobs = args.jobs or jobs_for(count_lines(args.path) if args.path != "-" and Path(args.path).is_file() else None)
     judges = Pool(config, jobs=jobs, drift_db=args.drift_db)
@@ -81,7 +87,9 @@ def _check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
                 if judged.ok:
                     routing[str(judged.routing)] += 1
                 else:
-                    errors += 1
+                    errors.append(f"{args.path}:{number}: {judged.error_object()['error']}")
+                for name in judged.unknown_fields:
+                    unknown.setdefault(name, [0, number])[0] += 1
                 stdout.write(_check_output(number, judged) + b"\n")
         ner = judges.wait_ready().ner_backend
     except OSError as exc:
@@ -89,8 +97,16 @@ def _check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     finally:
         stdout.flush()
         judges.close()
+    for name, (count, first) in unknown.items():  # judged without the key: say so even with --quiet
+        print(f"stream-guard check: warning: {args.path}:{first}: {name}: {unknown_field_reason(name)} "
+              f"({count} event(s) judged without it)", file=stderr)
     if not args.quiet:
         summary = ", ".join(f"{k} {v}" for k, v in sorted(routing.items())) or "no events"
-        print(f"stream-guard check: {sum(routing.values())} verdicts ({summary}), {errors} errors, "
+        print(f"stream-guard check: {sum(routing.values())} verdicts ({summary}), {len(errors)} errors, "
               f"NER {ner}, {judges.jobs} process(es)", file=stderr)
+    if errors:  # the failed lines are in the output as error objects; a caller's script must not miss them
+        print(f"stream-guard check: {len(errors)} line(s) failed; the first:", file=stderr)
+        for line in errors[:FIRST_ERRORS_SHOWN]:
+            print(f"  {line}", file=stderr)
+        return InputError.exit_code
     return 0

@@ -56,6 +56,9 @@ class Limits(Section, frozen=True):
     max_chunks: Annotated[Size, Doc("Most context chunks accepted in one event.")] = 50
     max_chunk_chars: Annotated[Size, Doc("Longest context chunk accepted, in characters.")] = 20_000
     max_event_bytes: Annotated[Size, Doc("Largest event accepted, in bytes of JSON.")] = 1_000_000
+    strict_fields: Annotated[bool, BOOLEAN, Doc("Reject an event with a top-level field the contract does not "
+                                                "name (to the dead-letter topic), rather than judge it without "
+                                                "the field and count a warning.")] = False
 
 
 class DetectorConfig(Section, frozen=True):

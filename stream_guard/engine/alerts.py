@@ -6,7 +6,8 @@ budget, the streaming service's bookkeeping, are ops/alerting.py's.
 Kinds:
 - critical_risk: the checks judged the answer critical before healing (a contradiction, a fabrication).
 - discard: nothing deliverable; the user got the decline message.
-- drift: the answer moved away from what this question was answered with before.
+- fabrication: a high-risk answer named entities or cited chunks that are not in its context (per tenant).
+- drift: answers to a question moved away from what it was answered with before (per question).
 - latency_budget: a partition's recent end-to-end p99 passed the configured budget (ops/alerting.py).
 """
 
@@ -14,12 +15,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from stream_guard.wire.alert import CRITICAL, HIGH, WARNING, Alert, alert_id
+from stream_guard.wire.alert import CRITICAL, HIGH, WARNING, Alert, alert_id, question_excerpt
 
 if TYPE_CHECKING:
     from stream_guard.wire.verdict import Verdict
 
 _MAX_STATEMENTS = 3
+# Grouped alerts (drift per question, fabrication per tenant): one an hour each.
+GROUP_WINDOW_MS = 3_600_000
 _MAX_CHANGES = 5
 
 
@@ -47,18 +50,46 @@ def _drift(verdict: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return drift if isinstance(drift, Mapping) and drift.get("flagged") else None
 
 
+def _fabrications(verdict: Mapping[str, Any]) -> list[str]:
+    """What the answer made up, by check: named entities the context does not have, citations of no chunk."""
+    checks = verdict.get("checks") or {}
+    entities, citations = checks.get("entities") or {}, checks.get("citations") or {}
+    out = ["entities"] if entities.get("flagged") else []
+    if citations.get("flagged") and (citations.get("details") or {}).get("fabricated"):
+        out.append("citations")
+    return out
+
+
+def _window(verdict: Mapping[str, Any], now_ms: int) -> int:
+    """The hour an alert is grouped in: from the event's produced_at, so a redelivered or replayed event falls
+    in the same hour and its alert keeps its id (the dedupe suppresses it); from `now_ms` without one."""
+    at = verdict.get("produced_at_ms")
+    return int(at if isinstance(at, int) else now_ms) // GROUP_WINDOW_MS
+
+
+def _quoted(question: str | None) -> str:
+    return f' to "{question}"' if question else ""
+
+
 def alerts_for_verdict(verdict: "Verdict | Mapping[str, Any]", now_ms: int = 0) -> list[Alert]:
-    """The alerts one verdict (or its `to_dict()` form) raises, most severe first; empty for a clean answer."""
+    """The alerts one verdict (or its `to_dict()` form) raises, most severe first; empty for a clean answer.
+
+    critical_risk and discard are per answer. drift is grouped per question, fabrication per tenant and what
+    was made up: one alert an hour (GROUP_WINDOW_MS) each, whose id the streaming service's dedupe suppresses
+    for the rest of the hour, so a question that keeps drifting pages once an hour, not once an answer."""
     if not isinstance(verdict, Mapping):
-        if verdict.risk != CRITICAL and verdict.routing != "discard" and not verdict.checks.drift.flagged:
+        if (verdict.risk not in (CRITICAL, HIGH) and verdict.routing != "discard"
+                and not verdict.checks.drift.flagged):
             return []  # the common case, without turning the verdict into a dict
         verdict = verdict.to_dict()
     event_id = str(verdict.get("event_id", ""))
     tenant = str(verdict.get("tenant", "default"))
     qhash = str(verdict.get("question_hash", ""))
+    question = question_excerpt(str(verdict.get("question") or "")) or None
     routing = str(verdict.get("routing", ""))
     risk = str(verdict.get("risk", ""))
-    common = {"tenant": tenant, "question_hash": qhash, "event_id": event_id, "created_at_ms": now_ms}
+    common = {"tenant": tenant, "question_hash": qhash, "question": question, "event_id": event_id,
+              "example_event_ids": [event_id], "created_at_ms": now_ms}
     base = {
         "risk": risk,
         "final_risk": verdict.get("final_risk", risk),
@@ -76,7 +107,7 @@ def alerts_for_verdict(verdict: "Verdict | Mapping[str, Any]", now_ms: int = 0) 
             alert_id=alert_id("critical_risk", tenant, event_id),
             kind="critical_risk",
             severity=CRITICAL,
-            summary=f"critical risk ({triggered}) in {tenant} answer {event_id}; routed {routing}",
+            summary=f"critical risk ({triggered}) in {tenant} answer {event_id}{_quoted(question)}; routed {routing}",
             evidence={**base, "statements": _statements(verdict), "healing": _healing(verdict)},
             **common,
         ))
@@ -85,19 +116,41 @@ def alerts_for_verdict(verdict: "Verdict | Mapping[str, Any]", now_ms: int = 0) 
             alert_id=alert_id("discard", tenant, event_id),
             kind="discard",
             severity=HIGH,
-            summary=f"{tenant} answer {event_id} discarded: the user got the decline message",
+            summary=f"{tenant} answer {event_id}{_quoted(question)} discarded: the user got the decline message",
             evidence={**base, "statements": _statements(verdict), "healing": _healing(verdict)},
             **common,
         ))
+    if risk == HIGH:
+        for made_up in _fabrications(verdict):
+            what = "named entities the context does not have" if made_up == "entities" else "citations of no chunk"
+            out.append(Alert(
+                alert_id=alert_id("fabrication", tenant, made_up, _window(verdict, now_ms)),
+                kind="fabrication",
+                severity=HIGH,
+                summary=f"{tenant}: high-risk answers with {what}, e.g. answer {event_id}{_quoted(question)}, "
+                        f"routed {routing} (one alert an hour per tenant)",
+                evidence={**base, "fabricated": made_up, "statements": _statements(verdict),
+                          "healing": _healing(verdict)},
+                **common,
+            ))
     drift = _drift(verdict)
     if drift is not None:
+        details = dict(drift.get("details") or {})
+        baseline = {k: details[k] for k in ("compared", "consensus", "consensus_numbers", "threshold",
+                                            "similarity_floor") if k in details}
+        observed = {k: details[k] for k in ("delta", "mean_similarity", "numbers", "reason") if k in details}
+        numbers = (f"; numbers {details.get('consensus_numbers')} before, {details.get('numbers')} now"
+                   if details.get("numbers") != details.get("consensus_numbers") else "")
         out.append(Alert(
-            alert_id=alert_id("drift", tenant, event_id),
+            alert_id=alert_id("drift", tenant, qhash, _window(verdict, now_ms)),
             kind="drift",
             severity=WARNING,
-            summary=f"{tenant} answer {event_id} drifted from earlier answers to the same question "
-                    f"(distance {float(drift.get('score', 0.0)):.2f})",
-            evidence={**base, "drift": {"score": drift.get("score"), "details": dict(drift.get("details") or {})}},
+            summary=f"{tenant}: answers{_quoted(question)} drifted from the usual answer: distance "
+                    f"{float(drift.get('score', 0.0)):.2f} (threshold {details.get('threshold', '?')}) from the "
+                    f"consensus of {details.get('consensus', '?')} of the last {details.get('compared', '?')} "
+                    f"answers{numbers}; e.g. answer {event_id} (one alert an hour per question)",
+            evidence={**base, "value": drift.get("score"), "drift": {"score": drift.get("score"), "details": details},
+                      "baseline": baseline, "observed": observed},
             **common,
         ))
     return out

@@ -17,10 +17,12 @@ Scopes do not nest: inside an active scope of the same thread, another one only 
 from __future__ import annotations
 
 import contextlib
+import gc
 import signal
 import threading
 import time
 from dataclasses import dataclass
+from types import FrameType
 from typing import Iterator
 
 # A judge process whose batch takes longer than this many times the batch's CPU budget in wall time is
@@ -58,7 +60,33 @@ _main_scope: _Scope | None = None
 _installed = False
 
 
-def _on_sigprof(signum: int, frame: object) -> None:
+# An exception raised in a garbage-collector callback, a weakref callback or a finaliser (`__del__`) is printed
+# as "ignored" and dropped, so the event would run on unstopped. Past the budget there, the stop waits a moment
+# (_RETRY_S of CPU) until the event's own code runs again; and every stop arms the timer once more (_AGAIN_S),
+# in case it still lands somewhere that swallows it. Caught as it should be, the scope's exit disarms that.
+_RETRY_S = 0.001
+_AGAIN_S = 0.01
+_collecting = False
+
+
+def _on_gc(phase: str, info: dict[str, int]) -> None:
+    """First in gc.callbacks: a collection's weakref callbacks and finalisers run while this says so."""
+    global _collecting
+    _collecting = phase == "start"
+
+
+def _cannot_raise_in(frame: FrameType | None) -> bool:
+    if _collecting:
+        return True
+    callbacks = {getattr(callback, "__code__", None) for callback in gc.callbacks}
+    while frame is not None:  # the other gc callbacks (after ours has seen "stop"), and finalisers
+        if frame.f_code in callbacks or frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _on_sigprof(signum: int, frame: FrameType | None) -> None:
     scope = _main_scope
     if scope is None:  # a timer that fired as its scope closed: nothing to stop any more
         return
@@ -66,15 +94,20 @@ def _on_sigprof(signum: int, frame: object) -> None:
     if spent < scope.budget_s:  # the timer runs on the kernel's tick accounting and can fire a tick or two
         signal.setitimer(signal.ITIMER_PROF, max(scope.budget_s - spent, 0.001))  # early: wait the rest
         return
+    if _cannot_raise_in(frame):
+        signal.setitimer(signal.ITIMER_PROF, _RETRY_S)
+        return
+    signal.setitimer(signal.ITIMER_PROF, _AGAIN_S)
     raise OverBudget(spent * 1000.0, scope.budget_s * 1000.0)
 
 
 def _install() -> None:
-    """Our handler for good, never restored: SIGPROF's default action kills the process, and a signal can
+    """Our handlers for good, never restored: SIGPROF's default action kills the process, and a signal can
     still be on its way when a scope closes."""
     global _installed
     if not _installed:
         signal.signal(signal.SIGPROF, _on_sigprof)
+        gc.callbacks.insert(0, _on_gc)
         _installed = True
 
 
@@ -87,8 +120,8 @@ def _enforced(budget_s: float) -> Iterator[None]:
     try:
         yield
     finally:
+        _main_scope = None  # first: a signal still on its way finds no scope and does nothing
         signal.setitimer(signal.ITIMER_PROF, 0)
-        _main_scope = None
 
 
 @contextlib.contextmanager

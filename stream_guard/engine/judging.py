@@ -18,6 +18,7 @@ refuse exactly the same events, with the same messages.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -58,6 +59,8 @@ class Judged:
     cost_ms: float | None = None
     # A bug's exception class, module-qualified (error_stage "judge").
     error_exception: str | None = None
+    # Top-level keys of the event that the contract does not name (judged without them; wire/events.py).
+    unknown_fields: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -209,7 +212,8 @@ def judge_events(guard: Guard, payloads: Sequence[bytes], history: Callable[[str
             parsed[key] = list(history(key))
     results, updated = _evaluate(guard, answers, parsed, budget) if answers else ([], {})
     for i, answer, result in zip(positions, answers, results):
-        items[i] = _failure_item(answer, result) if isinstance(result, EventFailure) else _verdict_item(result, now_ms)
+        item = _failure_item(answer, result) if isinstance(result, EventFailure) else _verdict_item(result, now_ms)
+        items[i] = dataclasses.replace(item, unknown_fields=answer.unknown_fields) if answer.unknown_fields else item
     done: list[Judged] = [item if item is not None else Judged(error_stage="judge", error_field="$",
                                                                error_reason="no result") for item in items]
     return done, updated

@@ -49,7 +49,7 @@ def _first(mapping: Mapping[str, Any], keys: Sequence[str]) -> Any:
 
 
 def _examples(alert: Mapping[str, Any], evidence: Mapping[str, Any]) -> tuple[str, ...]:
-    found = _first(evidence, EXAMPLE_KEYS)
+    found = _first(alert, EXAMPLE_KEYS) or _first(evidence, EXAMPLE_KEYS)
     items = [found] if isinstance(found, (str, int)) else list(found) if isinstance(found, (list, tuple)) else []
     ids = [str(item[0] if isinstance(item, (list, tuple)) and item else item) for item in items]
     if not ids and alert.get("event_id"):

@@ -17,6 +17,14 @@ from msgspec import Meta
 ALERT_VERSION = 1
 CRITICAL, HIGH, WARNING = "critical", "high", "warning"
 Severity = Literal["critical", "high", "warning"]
+QUESTION_CHARS = 200
+EXAMPLE_EVENTS = 5
+
+
+def question_excerpt(question: str) -> str:
+    """The question as an alert carries it: whitespace collapsed, at most QUESTION_CHARS characters."""
+    text = " ".join(question.split())
+    return text if len(text) <= QUESTION_CHARS else text[:QUESTION_CHARS - 1] + "…"
 
 
 class Alert(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -30,7 +38,12 @@ class Alert(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     severity: Severity
     tenant: str | None = None
     question_hash: str | None = None
+    # The question's text, cut at QUESTION_CHARS: an on-call person reads the question, not its hash. Only in
+    # alerts about one question, which are keyed and filed under that question's tenant.
+    question: Annotated[str, Meta(max_length=QUESTION_CHARS)] | None = None
     event_id: str | None = None
+    # Events that show the problem (the first that raised the alert first), at most EXAMPLE_EVENTS.
+    example_event_ids: Annotated[list[str], Meta(max_length=EXAMPLE_EVENTS)] = msgspec.field(default_factory=list)
     summary: str
     evidence: dict[str, Any]
     created_at_ms: Annotated[int, Meta(ge=0, description="epoch milliseconds (UTC)")] = 0

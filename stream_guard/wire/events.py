@@ -6,6 +6,7 @@ silently truncated. Parsing is the only place that sees untrusted input.
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -62,6 +63,9 @@ class AnswerEvent:
     produced_at_ms: int | None = None
     label: int | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # Top-level keys the contract does not name, as sent (at most MAX_UNKNOWN_REPORTED): judged without them,
+    # reported by the caller. Not part of the event: never written back out.
+    unknown_fields: tuple[str, ...] = ()
 
     @property
     def chunk_texts(self) -> list[str]:
@@ -106,7 +110,7 @@ class CitationRef(msgspec.Struct, kw_only=True):
 
 class AnswerEventContract(msgspec.Struct, kw_only=True):
     """The AnswerEvent a RAG system publishes for every answer (README, Event contract). Keys not named here
-    are ignored. Limits are the defaults of `[detector.limits]` (1 MB a payload in all)."""
+    are reported (refused with `[detector.limits] strict_fields`). Limits are the defaults of `[detector.limits]` (1 MB a payload in all)."""
 
     event_id: Annotated[str, Meta(min_length=1, max_length=256)] | int | None = None
     id: Annotated[str, Meta(min_length=1, max_length=256, description="alias of event_id")] | int | None = None
@@ -298,10 +302,51 @@ def _parse_answer(obj: Mapping[str, Any], limits: Limits) -> str:
     return _require_str(obj, "answer", max_chars=limits.max_answer_chars)
 
 
+# The top-level keys of contract v1 (AnswerEventContract's fields, which the schema publishes).
+FIELDS: tuple[str, ...] = tuple(AnswerEventContract.__struct_fields__)
+# An event with many stray keys reports the first few: the count of distinct names stays bounded downstream.
+MAX_UNKNOWN_REPORTED = 5
+_UNKNOWN_NAME_CHARS = 64
+
+
+def suggestion(name: str) -> str | None:
+    """The contract field a stray key most likely meant (`contexts` -> `context`), or None."""
+    close = difflib.get_close_matches(name.strip().lower(), FIELDS, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def unknown_field_reason(name: str) -> str:
+    """Why a stray key is reported, with the field it probably meant."""
+    guess = suggestion(name)
+    hint = f"; did you mean `{guess}`?" if guess else f" (the fields are {', '.join(FIELDS)})"
+    return f"is not a field of the event contract{hint}"
+
+
+def _unknown_fields(obj: Mapping[str, Any]) -> tuple[str, ...]:
+    stray = [str(key)[:_UNKNOWN_NAME_CHARS] for key in obj if key not in FIELDS]
+    return tuple(stray[:MAX_UNKNOWN_REPORTED])
+
+
 def parse_event(obj: Any, limits: Limits = Limits()) -> AnswerEvent:
-    """Validate a decoded JSON object against contract v1."""
+    """Validate a decoded JSON object against contract v1. A key the contract does not name is refused when
+    `limits.strict_fields` is set; otherwise the event is judged without it and the key is listed in
+    `unknown_fields` for the caller to report (a misspelt `contexts` would otherwise pass unseen)."""
     if not isinstance(obj, Mapping):
         raise EventError("$", f"an event must be a JSON object, got {type(obj).__name__}")
+    unknown = _unknown_fields(obj)
+    try:
+        event = _parse_known(obj, limits, unknown)
+    except EventError as exc:
+        misspelt = next((name for name in unknown if suggestion(name) == exc.field), None)
+        if misspelt is None or not exc.reason.startswith("is required"):
+            raise
+        raise EventError(exc.field, f"{exc.reason}; the event has `{misspelt}`: a misspelling?") from None
+    if unknown and limits.strict_fields:
+        raise EventError(unknown[0], unknown_field_reason(unknown[0]))
+    return event
+
+
+def _parse_known(obj: Mapping[str, Any], limits: Limits, unknown: tuple[str, ...]) -> AnswerEvent:
     metadata = _parse_metadata(obj)
     model = obj.get("model")
     if model is not None and not isinstance(model, str):
@@ -318,6 +363,7 @@ def parse_event(obj: Any, limits: Limits = Limits()) -> AnswerEvent:
         produced_at_ms=parse_produced_at(obj.get("produced_at")),
         label=_parse_label(obj),
         metadata=metadata,
+        unknown_fields=unknown,
     )
 
 
@@ -346,3 +392,21 @@ def decode_event(raw: bytes | str | None, limits: Limits = Limits()) -> AnswerEv
     except orjson.JSONDecodeError as exc:
         raise EventError("$", f"payload is not valid JSON: {exc}") from None
     return parse_event(obj, limits)
+
+
+def split_events(raw: bytes) -> tuple[str, list[bytes]]:
+    """A file of events as the payloads to send, and what it was read as: "a JSON array" (pretty-printed or
+    not: each element becomes one compact payload), "a JSON object" (one event over several lines), or
+    "JSONL" (one payload per non-blank line, sent as written, invalid lines too: the worker dead-letters them).
+    A file counts as an array or an object only when the whole of it parses as one."""
+    body = raw[len(_BOM):] if raw.startswith(_BOM) else raw
+    if body.lstrip()[:1] in (b"[", b"{"):
+        try:
+            whole = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            whole = None
+        if isinstance(whole, list):
+            return "a JSON array", [orjson.dumps(item) for item in whole]
+        if isinstance(whole, dict) and body.strip().count(b"\n"):
+            return "a JSON object", [orjson.dumps(whole)]
+    return "JSONL", [line.rstrip(b"\r") for line in body.split(b"\n") if line.strip()]

@@ -26,7 +26,7 @@ import orjson
 from processes import terminate
 from prometheus_client.parser import text_string_to_metric_families
 
-from stream_guard.agents.clients import partition_key, read_all, start_producer
+from stream_guard.agents.clients import Reader, partition_key, read_all, start_producer
 from stream_guard.agents.embedded_broker import die_with_parent, free_port
 from stream_guard.wire.deadletter import view as dead_letter_view
 from stream_guard.wire.schemas import by_name, schema
@@ -34,10 +34,12 @@ from stream_guard.config.load import load
 from stream_guard.config.stream import StreamSettings, TopicNames
 
 REPO = Path(__file__).resolve().parents[2]
-# Short group timeouts: a group join waits up to half the session timeout on the embedded broker.
+# Short group timeouts: a group join waits up to half the session timeout on the embedded broker, and a worker
+# killed without leaving its group holds its partitions for the whole of it. 6 s (as `stream-guard up` uses)
+# still leaves four heartbeats for a worker slowed down by a busy machine.
 TEST_ENV = {
-    "STREAM_GUARD_SESSION_TIMEOUT_S": "10",
-    "STREAM_GUARD_HEARTBEAT_INTERVAL_S": "2",
+    "STREAM_GUARD_SESSION_TIMEOUT_S": "6",
+    "STREAM_GUARD_HEARTBEAT_INTERVAL_S": "1.5",
     "STREAM_GUARD_METRICS_INTERVAL_S": "1",
     "STREAM_GUARD_COMMIT_INTERVAL_S": "0.5",
 }
@@ -112,7 +114,7 @@ class Worker:
             return False
         return status == 200 and bool(orjson.loads(body).get("ready"))
 
-    def wait_ready(self, timeout: float = 90.0) -> "Worker":
+    def wait_ready(self, timeout: float = 180.0) -> "Worker":  # a start-up beside other test files can be slow
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             assert self.proc is not None
@@ -222,7 +224,10 @@ def read_records(names: Names, topic: str, until: int, timeout: float = 60.0) ->
 def read_json(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[dict[str, Any]]:
     """Records of `topic` from the beginning, decoded, until `until` arrived or `timeout` passed. Dead letters
     come as `stream_guard.wire.deadletter.view` gives them (error fields, original key, value and headers)."""
-    records = read_records(names, topic, until, timeout)
+    return _decoded(names, topic, read_records(names, topic, until, timeout))
+
+
+def _decoded(names: Names, topic: str, records: Sequence[Any]) -> list[dict[str, Any]]:
     if topic == names.topics.dlq:
         return [dead_letter_view(r.key, r.value, [(n, v or b"") for n, v in r.headers or ()]) for r in records]
     return [orjson.loads(r.value) for r in records]
@@ -261,11 +266,25 @@ def check_published(names: Names, topic: str, records: Sequence[Any]) -> None:
 
 
 def wait_for(names: Names, topic: str, predicate: Any, timeout: float = 60.0) -> list[dict[str, Any]]:
-    """Re-read `topic` until `predicate(records)` holds; returns the records (asserts on timeout)."""
-    deadline = time.monotonic() + timeout
+    """Read `topic` from the beginning until `predicate(records)` holds for the records read so far; returns
+    them (asserts on timeout). One reader for the whole wait: re-reading a topic of thousands of verdicts from
+    the beginning on every try would take longer than the records take to arrive."""
+    return asyncio.run(_wait_for(names, topic, predicate, timeout))
+
+
+async def _wait_for(names: Names, topic: str, predicate: Any, timeout: float) -> list[dict[str, Any]]:
+    reader = await Reader(names.broker, [topic], from_beginning=True).start()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
     records: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        records = read_json(names, topic, until=10**9, timeout=1.0)
-        if predicate(records):
-            return records
-    raise AssertionError(f"timed out on {topic}: {len(records)} records")
+    try:
+        while True:
+            batch = await reader.poll(min(0.5, max(0.01, deadline - loop.time())))
+            check_published(names, topic, batch)
+            records += _decoded(names, topic, batch)
+            if predicate(records):
+                return records
+            if loop.time() >= deadline:
+                raise AssertionError(f"timed out on {topic}: {len(records)} records")
+    finally:
+        await reader.stop()

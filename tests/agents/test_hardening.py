@@ -188,7 +188,7 @@ RESTART_EVENTS = 20_000
 
 
 @pytest.mark.slow
-@pytest.mark.soak  # two minutes a run here: `make test-soak` (CI runs it after `make test`)
+@pytest.mark.long  # two minutes a run here: `make test-long` (CI runs it after `make test`)
 @pytest.mark.timeout(1500)
 @pytest.mark.parametrize("run", [1, 2, 3])
 def test_sigterm_mid_stream_and_a_restart_on_the_same_data_directory_lose_no_event(

@@ -19,16 +19,14 @@ import pytest
 from stream_guard.config.load import build_config
 from stream_guard.engine.pool import Pool
 from streamkit import REPO, Names, new_worker, produce, wait_for
+from labelled_data import labelled
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(300)]
 
-DATA = Path(os.environ.get("STREAM_GUARD_DATA", REPO.parent / "shared" / "data"))
-if not (DATA / "ragtruth_dev.jsonl").exists():
-    DATA = Path("/work/shared/data")
 
 
 def ragtruth(count: int, start: int = 0) -> list[bytes]:
-    lines = [line for line in (DATA / "ragtruth_dev.jsonl").read_bytes().splitlines() if line.strip()]
+    lines = [line for line in labelled("ragtruth_dev").read_bytes().splitlines() if line.strip()]
     return lines[start:start + count]
 
 

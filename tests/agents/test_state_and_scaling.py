@@ -21,7 +21,7 @@ from streamkit import Names, Worker, event, new_worker, produce, read_json, wait
 
 from stream_guard.agents.clients import read_all
 
-pytestmark = [pytest.mark.broker, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(300)]
 
 SKU_Q = "What is the price of SKU-441?"
 SKU_CTX = ["SKU-441 (wireless headset) is priced at $49.99.", "Free shipping applies to orders over $35."]
@@ -29,8 +29,12 @@ CONSISTENT = ["SKU-441 costs $49.99.", "The wireless headset SKU-441 is priced a
               "SKU-441 is $49.99.", "SKU-441 costs $49.99."]
 
 
+# Both drifted answers produced in the same hour, whenever the test runs: drift alerts are grouped by hour.
+HOUR_START_MS = int(time.time() * 1000) // 3_600_000 * 3_600_000
+
+
 def sku(event_id: str, answer: str) -> bytes:
-    return event(event_id, SKU_Q, SKU_CTX, answer, tenant="shop")
+    return event(event_id, SKU_Q, SKU_CTX, answer, tenant="shop", produced_at=HOUR_START_MS)
 
 
 def verdict_of(names: Names, event_id: str, timeout: float = 60.0) -> dict[str, Any]:
@@ -61,9 +65,17 @@ def test_drift_history_survives_a_restart_and_a_wiped_data_directory(
     produce(names, [sku("drift-2", "SKU-441 is on sale for $29.99 this week.")])
     drifted_again = verdict_of(names, "drift-2")
     assert drifted_again["checks"]["drift"]["flagged"], drifted_again["checks"]["drift"]
-    alerts = wait_for(names, names.topics.alerts,
-                      lambda rs: {"drift-1", "drift-2"} <= {a["event_id"] for a in rs if a["kind"] == "drift"})
-    assert len([a for a in alerts if a["kind"] == "drift"]) == 2
+    # Drift alerts are grouped per question, one an hour: drift-1 paged (with the question and its baseline);
+    # drift-2, an hour's same question, is suppressed by the dedupe record restored from the changelog too.
+    alerts = wait_for(names, names.topics.alerts, lambda rs: any(a["kind"] == "drift" for a in rs))
+    deadline = time.monotonic() + 30
+    while not third.series("stream_guard_alerts_suppressed_total", kind="drift"):
+        assert time.monotonic() < deadline, third.log_tail()
+        time.sleep(0.5)
+    alerts = read_json(names, names.topics.alerts, until=10**9, timeout=1.0)
+    [paged] = [a for a in alerts if a["kind"] == "drift"]
+    assert paged["event_id"] == "drift-1" and paged["question"] == SKU_Q
+    assert paged["evidence"]["baseline"]["consensus_numbers"] != paged["evidence"]["observed"]["numbers"]
     assert third.stop() == 0
 
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 from streamkit import REPO
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 
 @pytest.mark.parametrize(("env", "needle"), [

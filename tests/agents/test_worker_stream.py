@@ -99,8 +99,34 @@ def test_every_event_gets_exactly_one_verdict_with_the_offline_routing(guarded: 
     assert tail.returncode == 0, tail.stderr
     shown = tail.stdout.splitlines()
     assert len(shown) == len(verdicts)
-    assert any(line.startswith("✚ HEALED") and "'30 days' → '14 days'" in line for line in shown)
+    # A repair is shown as what changed: a value patched in place (demo-03) or the rewrite from the sources.
+    assert any(line.startswith("✚ HEALED") and "'$10' → '$120'" in line for line in shown)
+    assert any(line.startswith("✚ HEALED") and "(grounding_rewrite)" in line for line in shown)
     assert any(line.startswith("✔ ACCEPT") for line in shown)
+
+
+def test_a_pretty_printed_json_array_is_produced_as_events_and_a_misspelt_field_is_counted(
+        guarded: tuple[Names, Worker], tmp_path: Path) -> None:
+    names, worker = guarded
+    grounded = orjson.loads(event("arr-1", "How long do refunds take?", ["Refunds take 5 business days."],
+                                  "Refunds take 5 business days."))
+    misspelt = {**grounded, "event_id": "arr-2", "contexts": grounded["context"]}
+    del misspelt["context"]
+    path = tmp_path / "events.json"
+    path.write_bytes(orjson.dumps([grounded, misspelt], option=orjson.OPT_INDENT_2))
+
+    produced = cli(names, "produce", str(path))
+    assert produced.returncode == 0, produced.stderr
+    assert f"read 2 events from {path} (a JSON array)" in produced.stdout and "sent 2 events" in produced.stdout
+    verdicts = wait_for(names, names.topics.verdicts, lambda rs: len(by_event(rs, "arr-")) >= 2)
+    routing = {v["event_id"]: v["routing"] for v in by_event(verdicts, "arr-")}
+    assert routing["arr-1"] == "accept" and routing["arr-2"] != "accept"  # judged without its context
+    deadline = time.monotonic() + 30
+    while not (counted := worker.series("stream_guard_unknown_fields_total", field="contexts")):
+        assert time.monotonic() < deadline, worker.log_tail()
+        time.sleep(0.5)
+    assert counted[0][1] >= 1
+    assert "'contexts': it is not a field of the event contract; did you mean `context`?" in worker.log_path.read_text()
 
 
 SKU_Q = "What is the price of SKU-441?"

@@ -23,18 +23,23 @@ def test_one_verdict_line_per_input_line_in_order_with_errors_inline(tmp_path):
         orjson.dumps(BILLING.to_dict()),
     ]
     proc, out = run_check(tmp_path, lines)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # a script must not miss the failed lines
     assert len(out) == 4
     assert out[0]["event_id"] == CLEAN.event_id and out[0]["routing"] == "accept"
     assert out[1]["line"] == 2 and "not valid JSON" in out[1]["error"]
     assert out[2] == {"line": 3, "error": "answer: is required", "field": "answer", "reason": "is required",
-                      "stage": "decode"}
+                      "stage": "decode", "event_id": "no-answer"}
     assert out[3]["event_id"] == BILLING.event_id and out[3]["routing"] == "healed_accept"
     for verdict in (out[0], out[3]):
         for key in ("tenant", "flagged", "hallucination_score", "risk", "delivered_answer", "original_answer",
                     "hallucinated_statements", "verified_statements", "checks", "healing", "latency_ms"):
             assert key in verdict
     assert b"2 verdicts" in proc.stderr and b"2 errors" in proc.stderr
+    # The count and the first failed lines, each naming the file, the line and the field.
+    err = proc.stderr.decode()
+    assert "2 line(s) failed" in err
+    assert f"{tmp_path / 'events.jsonl'}:2: $: payload is not valid JSON" in err
+    assert f"{tmp_path / 'events.jsonl'}:3: answer: is required" in err
 
 
 def test_drift_history_carries_across_lines_of_one_run(tmp_path):
@@ -52,7 +57,7 @@ def test_drift_db_carries_history_across_runs(tmp_path):
     assert out[0]["checks"]["drift"]["flagged"]
 
 
-def test_unreadable_input_is_the_only_nonzero_exit(tmp_path):
+def test_unreadable_input_exits_1(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "stream_guard.cli", "check", str(tmp_path / "missing.jsonl")],
                           capture_output=True, timeout=60)
     assert proc.returncode == 1 and b"cannot read" in proc.stderr
@@ -85,6 +90,8 @@ import os  # noqa: E402
 
 import pytest  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every test runs the command: a process start-up each
+
 from stream_guard.cli import check as cli  # noqa: E402
 from stream_guard.engine import pool as parallel  # noqa: E402
 from stream_guard.engine.judging import judge_payloads  # noqa: E402
@@ -113,10 +120,10 @@ def test_a_poison_line_is_an_error_object_and_every_later_line_is_judged(tmp_pat
     lines = [orjson.dumps(CLEAN.to_dict()), DEEP, orjson.dumps(BILLING.to_dict()),
              orjson.dumps({**CLEAN.to_dict(), "event_id": "big", "answer": "x" * 1_100_000})]
     proc, out = run_check(tmp_path, lines)
-    assert proc.returncode == 0 and b"Traceback" not in proc.stderr
-    assert [o.get("event_id") for o in out] == [CLEAN.event_id, None, BILLING.event_id, None]
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    assert [o.get("event_id") for o in out] == [CLEAN.event_id, "deep", BILLING.event_id, "big"]
     assert out[1] == {"line": 2, "error": "metadata: is nested more than 32 levels deep", "field": "metadata",
-                      "reason": "is nested more than 32 levels deep", "stage": "decode"}
+                      "reason": "is nested more than 32 levels deep", "stage": "decode", "event_id": "deep"}
     assert out[3]["line"] == 4 and "over the limit of 1000000" in out[3]["error"]  # the payload limit, as streaming
 
 
@@ -136,7 +143,7 @@ def test_an_event_over_its_cpu_budget_is_a_timeout_with_its_line_and_cost(monkey
     monkeypatch.setenv("STREAM_GUARD_EVENT_BUDGET_MS", "40")
     slow = orjson.dumps({**CLEAN.to_dict(), "event_id": "slow"})
     code, out, _ = check_in_process([orjson.dumps(CLEAN.to_dict()), slow, orjson.dumps(BILLING.to_dict())])
-    assert code == 0
+    assert code == 1
     assert [o.get("routing") for o in out] == ["accept", None, "healed_accept"]
     timeout = out[1]
     assert (timeout["line"], timeout["event_id"], timeout["stage"]) == (2, "slow", "timeout")
@@ -229,3 +236,25 @@ def test_a_small_file_is_judged_in_one_process_and_stdin_on_every_core(tmp_path)
     assert piped.returncode == 0, piped.stderr
     cores = len(os.sched_getaffinity(0))
     assert f", {cores} process(es)" in piped.stderr.decode()
+
+
+def test_every_line_judged_exits_0_and_a_misspelt_field_is_named_with_its_suggestion(tmp_path):
+    misspelt = {**CLEAN.to_dict(), "event_id": "misspelt"}
+    misspelt["contexts"] = misspelt.pop("context")
+    proc, out = run_check(tmp_path, [orjson.dumps(misspelt), orjson.dumps(CLEAN.to_dict())])
+    assert proc.returncode == 0, proc.stderr  # judged (without the field), as the contract allows
+    assert [o["event_id"] for o in out] == ["misspelt", CLEAN.event_id]
+    assert out[0]["routing"] != out[1]["routing"]  # without its context the answer is not grounded
+    err = proc.stderr.decode()
+    assert f"{tmp_path / 'events.jsonl'}:1: contexts: is not a field of the event contract; did you mean `context`?" in err
+
+
+def test_strict_fields_refuses_a_misspelt_field_naming_it(tmp_path, monkeypatch):
+    config = tmp_path / "strict.toml"
+    config.write_text("[detector.limits]\nstrict_fields = true\n")
+    event = {**CLEAN.to_dict(), "citation": ["1"]}
+    proc, out = run_check(tmp_path, [orjson.dumps(event)], "--config", str(config))
+    assert proc.returncode == 1
+    assert out == [{"line": 1, "field": "citation", "stage": "decode", "event_id": CLEAN.event_id,
+                    "reason": "is not a field of the event contract; did you mean `citations`?",
+                    "error": "citation: is not a field of the event contract; did you mean `citations`?"}]

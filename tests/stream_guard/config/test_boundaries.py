@@ -66,6 +66,7 @@ ROWS: dict[str, tuple[list[Any], list[Any]] | tuple[list[Any], list[Any], dict[s
     "detector.limits.max_chunks": SIZE,
     "detector.limits.max_chunk_chars": SIZE,
     "detector.limits.max_event_bytes": ([1, 100_000_000], [0, 100_000_001], {"stream.max_message_bytes": GiB}),
+    "detector.limits.strict_fields": BOOL,
     "stream.broker": (["kafka:9092", "k1:1,k2:65535"], ["kafka", "kafka:0", "kafka:65536", "k1:1,", "a b:1", 5]),
     "stream.app_id": (["a", "x" * 200, "my.app_1-2"], ["", "x" * 201, "a b", "ü", 5]),
     "stream.answers_partitions": ints(1, 10_000),

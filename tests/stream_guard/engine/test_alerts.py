@@ -66,6 +66,62 @@ def test_alert_ids_depend_on_the_cause_not_the_time() -> None:
 
 
 
+HOUR_MS = 3_600_000
+DRIFT_DETAILS = {"compared": 10, "consensus": 8, "delta": 0.67, "mean_similarity": 0.4, "threshold": 0.35,
+                 "similarity_floor": 0.65, "numbers": ["39.99"], "consensus_numbers": ["49.99"],
+                 "reason": "distance above threshold"}
+
+
+def drifted(event_id: str, at: int, **overrides: Any) -> dict[str, Any]:
+    return verdict(**{"event_id": event_id, "question": "What is the price of SKU-441?", "produced_at_ms": at,
+                      "checks": {"drift": {"score": 0.67, "flagged": True, "details": DRIFT_DETAILS}}, **overrides})
+
+
+def test_a_drift_alert_names_the_question_its_baseline_and_an_example_and_pages_once_an_hour_per_question():
+    [alert] = alerts_for_verdict(drifted("evt-1", 5 * HOUR_MS + 10))
+    assert alert.question == "What is the price of SKU-441?" and alert.example_event_ids == ["evt-1"]
+    assert '"What is the price of SKU-441?"' in alert.summary and "0.67" in alert.summary
+    assert "consensus of 8 of the last 10 answers" in alert.summary and "['49.99'] before" in alert.summary
+    assert alert.evidence["baseline"] == {"compared": 10, "consensus": 8, "consensus_numbers": ["49.99"],
+                                          "threshold": 0.35, "similarity_floor": 0.65}
+    assert alert.evidence["observed"]["numbers"] == ["39.99"]
+    same_hour = alerts_for_verdict(drifted("evt-2", 6 * HOUR_MS - 1))[0]
+    next_hour = alerts_for_verdict(drifted("evt-3", 6 * HOUR_MS))[0]
+    other_question = alerts_for_verdict(drifted("evt-4", 5 * HOUR_MS, question_hash="def456"))[0]
+    # One id per question and hour: the dedupe sends the first and suppresses the rest of the hour.
+    assert same_hour.alert_id == alert.alert_id
+    assert len({alert.alert_id, next_hour.alert_id, other_question.alert_id}) == 3
+
+
+def test_high_risk_fabrications_alert_by_tenant_once_an_hour():
+    def fabricated(event_id: str, tenant: str, check: str, question_hash: str = "abc123") -> dict[str, Any]:
+        checks = {"drift": {"score": 0.0, "flagged": False, "details": {}},
+                  "entities": {"flagged": check == "entities", "details": {}},
+                  "citations": {"flagged": check == "citations", "details": {"fabricated": int(check == "citations")}}}
+        return verdict(event_id=event_id, tenant=tenant, risk="high", routing="healed_accept", checks=checks,
+                       question="Who signed the contract?", question_hash=question_hash, produced_at_ms=HOUR_MS)
+
+    [entities] = alerts_for_verdict(fabricated("e1", "support", "entities"))
+    assert (entities.kind, entities.severity, entities.tenant) == ("fabrication", "high", "support")
+    assert entities.evidence["fabricated"] == "entities" and "named entities" in entities.summary
+    assert "e1" in entities.summary and '"Who signed the contract?"' in entities.summary
+    [citations] = alerts_for_verdict(fabricated("e2", "support", "citations"))
+    assert citations.evidence["fabricated"] == "citations" and "citations of no chunk" in citations.summary
+    same_tenant = alerts_for_verdict(fabricated("e3", "support", "entities", question_hash="other"))[0]
+    other_tenant = alerts_for_verdict(fabricated("e4", "billing", "entities"))[0]
+    assert same_tenant.alert_id == entities.alert_id  # grouped by tenant and what was made up, not by question
+    assert len({entities.alert_id, citations.alert_id, other_tenant.alert_id}) == 3
+    # A medium-risk answer, or a high-risk one for another reason, does not page.
+    assert alerts_for_verdict({**fabricated("e5", "support", "entities"), "risk": "medium"}) == []
+    assert alerts_for_verdict(fabricated("e6", "support", "none")) == []
+
+
+def test_a_long_question_is_cut_in_the_alert():
+    [alert] = alerts_for_verdict(drifted("evt-1", 0, question="Why " * 200))
+    assert alert.question is not None and len(alert.question) == 200 and alert.question.endswith("…")
+    orjson.loads(alert.to_json())
+
+
 def test_alerts_carry_why_the_answer_was_not_delivered_as_written() -> None:
     reason = {"code": "hallucination", "detail": "flagged by contradiction (hallucination score 0.97 >= 0.45); "
                                                  "no repair passed, the safe decline was served"}

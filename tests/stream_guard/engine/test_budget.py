@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import re
+import sys
 import threading
 import time
 
@@ -88,3 +90,30 @@ def test_wall_limit_grows_with_the_batch() -> None:
     budget = CpuBudget(250)
     assert budget.wall_limit_s(1) < budget.wall_limit_s(32)
     assert budget.wall_limit_s(32) == pytest.approx(4.0 * 32 * 0.25 + 2.0)
+
+
+def test_a_budget_running_out_inside_a_gc_callback_stops_the_event_after_the_callback(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception raised in a garbage-collector callback is printed as "ignored" and dropped, so the event
+    would run on unstopped (hypothesis' gc timing callback is one such place in a test run). The stop waits
+    until the callback has returned, and nothing is reported as unraisable."""
+    unraisable: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    in_callback: list[bool] = []
+
+    def slow_callback(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and not in_callback:
+            in_callback.append(True)
+            started = time.process_time()
+            while time.process_time() - started < 0.15:  # the 30 ms budget runs out in here
+                sum(range(1000))
+
+    gc.callbacks.append(slow_callback)
+    try:
+        with pytest.raises(OverBudget):
+            with CpuBudget(30).limit():
+                gc.collect()
+                spin_forever()
+    finally:
+        gc.callbacks.remove(slow_callback)
+    assert in_callback and not unraisable

@@ -13,10 +13,9 @@ from stream_guard.wire.events import parse_event
 from stream_guard.engine import pool as parallel
 from stream_guard.engine.pool import Pool, shard_key
 from stream_guard.text.questions import question_hash
+from labelled_data import labelled
 
-DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "ragtruth_dev.jsonl"
-if not DATA.exists():  # a worktree sits beside main; the data sits beside both
-    DATA = Path("/work/shared/data/ragtruth_dev.jsonl")
+DATA = labelled("ragtruth_dev")
 
 
 def without_timings(value: Any) -> Any:

@@ -16,7 +16,7 @@ from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.judging import judge_payloads
 from stream_guard.engine.pipeline import Guard
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 CONFIG = DetectorConfig(ner="regex", log_flagged=False)
 
 

@@ -28,6 +28,8 @@ adversarial = importlib.util.module_from_spec(_SPEC)
 sys.modules[_SPEC.name] = adversarial
 _SPEC.loader.exec_module(adversarial)
 
+pytestmark = pytest.mark.slow  # adversarial inputs: tens of seconds of CPU
+
 NAMED_BOUND_S = 5.0  # worst measured (regex NER): about 1 s, for 50 chunks of 20,000 characters
 FUZZ_BOUND_S = 3.0  # worst measured over the seeded corpus: about 0.5 s
 

@@ -8,6 +8,7 @@ import pytest
 from stream_guard.engine.alerts import alerts_for_verdict
 from stream_guard.ops.alerting import LatencyBudgetMonitor
 from stream_guard.ops.webhooks import body, facts
+from stream_guard.wire.metrics_summary import LatencyStats
 
 RATE_SHIFT = {
     "version": 1, "alert_id": "a1", "kind": "rate_shift", "severity": "high", "tenant": "acme co",
@@ -52,7 +53,8 @@ def test_verdict_and_latency_alerts_carry_their_own_figures() -> None:
                "hallucination_score": 0.97, "triggered": ["contradiction"]}
     found = facts(alerts_for_verdict(verdict, 5)[0].to_dict())
     assert found.value == 0.97 and found.examples == ("e1",) and found.question == "q"
-    latency = LatencyBudgetMonitor(100.0, min_samples=1).check("rag.answers", 0, 250.0, 50, 1000, "w")
+    latency = LatencyBudgetMonitor(100.0, min_samples=1).check(
+        "rag.answers", 0, LatencyStats(50, 120.0, 200.0, 250.0, 260.0, 130.0), 1000, "w")
     assert latency is not None
     found = facts(latency.to_dict())
     assert (found.value, found.baseline) == (250.0, 100.0)
@@ -62,3 +64,18 @@ def test_verdict_and_latency_alerts_carry_their_own_figures() -> None:
 def test_a_record_that_is_not_an_alert_cannot_be_formatted(raw: bytes) -> None:
     with pytest.raises(ValueError):
         body(raw, "slack")
+
+
+def test_a_drift_alert_reaches_the_on_call_person_with_its_question_baseline_example_and_page() -> None:
+    drift = {"compared": 10, "consensus": 8, "delta": 0.67, "threshold": 0.35, "numbers": ["39.99"],
+             "consensus_numbers": ["49.99"]}
+    [alert] = alerts_for_verdict({
+        "event_id": "ev-9", "tenant": "shop", "question_hash": "q1", "question": "What is the price of SKU-441?",
+        "risk": "low", "routing": "accept", "produced_at_ms": 1_700_000_000_000,
+        "checks": {"drift": {"score": 0.67, "flagged": True, "details": drift}}}, now_ms=1_700_000_000_500)
+    (sent,) = orjson.loads(body(alert.to_json(), "alertmanager", "https://guard.example.com"))
+    notes = sent["annotations"]
+    assert notes["question"] == "What is the price of SKU-441?" and notes["value"] == "0.67"
+    assert '"consensus_numbers":["49.99"]' in notes["baseline"] and notes["example_event_ids"] == "ev-9"
+    assert notes["dashboard"] == "https://guard.example.com/monitor/t/shop"
+    assert '"What is the price of SKU-441?"' in notes["summary"]

@@ -4,7 +4,8 @@ import orjson
 import pytest
 from hypothesis import given, strategies as st
 
-from stream_guard.wire.events import AnswerEvent, EventError, Limits, decode_event, parse_event
+from stream_guard.wire.events import (FIELDS, MAX_UNKNOWN_REPORTED, AnswerEvent, EventError, Limits, decode_event,
+                                      parse_event, split_events)
 
 
 def event(**overrides):
@@ -170,3 +171,47 @@ def test_the_payload_limit_counts_the_bytes_as_they_arrive():
         decode_event(orjson.dumps(event(answer="x" * 200)), limits)
     with pytest.raises(EventError, match="over the limit of 100"):
         decode_event(orjson.dumps(event(answer="x" * 200)).decode(), limits)
+
+
+@pytest.mark.parametrize(("stray", "meant"), [("contexts", "context"), ("citation", "citations"),
+                                              ("Question", "question"), ("tenant_id", "tenant"),
+                                              ("produced", "produced_at")])
+def test_a_misspelt_field_is_reported_with_the_field_it_meant(stray, meant):
+    payload = event()
+    payload[stray] = payload.pop(meant, "x")
+    assert parse_event(payload).unknown_fields == (stray,)
+    with pytest.raises(EventError) as refused:
+        parse_event(payload, Limits(strict_fields=True))
+    assert refused.value.field == stray
+    assert refused.value.reason == f"is not a field of the event contract; did you mean `{meant}`?"
+
+
+def test_a_required_field_misspelt_says_so():
+    payload = event()
+    payload["answers"] = payload.pop("answer")
+    for limits in (Limits(), Limits(strict_fields=True)):
+        with pytest.raises(EventError) as refused:
+            parse_event(payload, limits)
+        assert str(refused.value) == "answer: is required; the event has `answers`: a misspelling?"
+
+
+def test_a_stray_field_nothing_like_a_known_one_lists_the_fields_and_many_are_reported_boundedly():
+    with pytest.raises(EventError) as refused:
+        parse_event(event(zzz=1), Limits(strict_fields=True))
+    assert refused.value.reason == f"is not a field of the event contract (the fields are {', '.join(FIELDS)})"
+    many = parse_event(event(**{f"x{i}": i for i in range(20)}))
+    assert many.unknown_fields == tuple(f"x{i}" for i in range(MAX_UNKNOWN_REPORTED))
+    assert parse_event(event()).unknown_fields == () and "unknown_fields" not in parse_event(event()).to_dict()
+
+
+def test_a_file_of_events_is_read_as_jsonl_a_json_array_or_one_object_and_says_which():
+    one, two = event(event_id="a"), event(event_id="b")
+    pretty = orjson.dumps([one, two], option=orjson.OPT_INDENT_2)
+    assert split_events(pretty) == ("a JSON array", [orjson.dumps(one), orjson.dumps(two)])
+    assert split_events(orjson.dumps([one, two])) == ("a JSON array", [orjson.dumps(one), orjson.dumps(two)])
+    assert split_events(orjson.dumps(one, option=orjson.OPT_INDENT_2)) == ("a JSON object", [orjson.dumps(one)])
+    jsonl = orjson.dumps(one) + b"\r\n\n" + b'{"broken' + b"\n" + orjson.dumps(two) + b"\n"
+    assert split_events(jsonl) == ("JSONL", [orjson.dumps(one), b'{"broken', orjson.dumps(two)])
+    assert split_events(b"\xef\xbb\xbf" + orjson.dumps(one) + b"\n") == ("JSONL", [orjson.dumps(one)])
+    # A file that starts like an array but is not one whole is read line by line (its bad lines dead-lettered).
+    assert split_events(b"[1,\n" + orjson.dumps(one)) == ("JSONL", [b"[1,", orjson.dumps(one)])

@@ -22,10 +22,10 @@ from stream_guard.ops.latency import LatencyRegistry
 from stream_guard.engine.pipeline import Guard
 from stream_guard.wire.schemas import PUBLISHED, by_name, main, schema, stale
 from stream_guard.wire.verdict import decode_verdict
+from labelled_data import DATA, SAMPLE, labelled
 
 REPO = Path(__file__).resolve().parents[3]
 SCHEMAS = REPO / "schemas"
-DATA = Path("/work/shared/data")
 
 
 def validator(name: str, strict: bool = True) -> jsonschema.Draft202012Validator:
@@ -56,9 +56,8 @@ def judged():
     guard = Guard(DetectorConfig(ner="regex", log_flagged=False))
     lines = [line for line in (REPO / "stream_guard" / "samples" / "demo.jsonl").read_bytes().splitlines()
              if line.strip()]
-    if (DATA / "ragtruth_dev.jsonl").exists():
-        lines += (DATA / "ragtruth_dev.jsonl").read_bytes().splitlines()[:60]
-        lines += (DATA / "ragtruth_d2t_dev.jsonl").read_bytes().splitlines()[:30]
+    lines += labelled("ragtruth_dev").read_bytes().splitlines()[:60]
+    lines += labelled("ragtruth_d2t_dev").read_bytes().splitlines()[:30]
     return judge_payloads(guard, lines, {}, now_ms=1_700_000_000_000).items
 
 
@@ -175,10 +174,9 @@ def test_events_the_schema_refuses_the_decoder_refuses(event):
         decode_event(orjson.dumps(event))
 
 
-@pytest.mark.skipif(not DATA.exists(), reason="the labelled data is not here")
 def test_every_labelled_event_validates():
     checker = validator("answer-event")
-    for path in sorted(DATA.glob("*.jsonl")):
+    for path in [SAMPLE, *sorted(DATA.glob("*.jsonl"))]:
         for line in path.read_bytes().splitlines()[:300]:
             if line.strip():
                 decode_event(line)
