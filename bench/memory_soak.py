@@ -35,19 +35,10 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import (REPO, EmbeddedBroker, Reader, die_with_parent, ensure_topics, free_port, load_config,  # noqa: E402
-                   machine, partition_key, start_producer, store_run)
+from _data import (REPO, STREAM_WORKER_ENV, EmbeddedBroker, Reader, demo_events, die_with_parent,  # noqa: E402
+                   ensure_topics, free_port, load_config, machine, partition_key, start_producer, store_run)
 
-PARTITIONS = 4
-DEMO = REPO / "stream_guard" / "samples" / "demo.jsonl"
 MIB = 1024 * 1024
-WORKER_ENV = {
-    "STREAM_GUARD_SESSION_TIMEOUT_S": "10",
-    "STREAM_GUARD_HEARTBEAT_INTERVAL_S": "2",
-    "STREAM_GUARD_PARTITIONS": str(PARTITIONS),
-    "STREAM_GUARD_ANSWERS_PARTITIONS": str(PARTITIONS),
-    "STREAM_GUARD_OUTPUT_PARTITIONS": str(PARTITIONS),
-}
 # Loaded by the worker and its spawned judges only when this directory is on their PYTHONPATH (--tracemalloc or
 # --census), never by the package: every SOAK_EVERY_S seconds, a tracemalloc snapshot (when tracing) or a census
 # (Python's allocated blocks, and the gc-tracked objects counted by type: cheap enough not to slow the worker).
@@ -77,19 +68,6 @@ if os.environ.get("SOAK_SNAPSHOT_DIR"):
 
 
 # --- events -----------------------------------------------------------------------------------------------------
-
-
-def demo_rows() -> list[dict[str, Any]]:
-    """The demo's well-formed events (its deliberately broken lines go to the dead-letter topic, not a verdict)."""
-    rows = []
-    for line in DEMO.read_bytes().splitlines():
-        try:
-            row = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if row.get("context") and row.get("answer"):
-            rows.append(row)
-    return rows
 
 
 def event(rows: list[dict[str, Any]], i: int, tenants: int, questions: int, run: str) -> dict[str, Any]:
@@ -136,6 +114,8 @@ def process_name(pid: int, worker: int) -> str:
         cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return f"child {pid}"
+    if "resource_tracker" in cmd:
+        return f"resource tracker {pid}"
     return f"judge {pid}" if "multiprocessing" in cmd else f"child {pid}"
 
 
@@ -181,7 +161,7 @@ def wait_ready(proc: subprocess.Popen[bytes], port: int, tmp: Path, timeout: flo
 
 
 async def soak(settings: Any, worker: int, args: argparse.Namespace, run: str) -> dict[str, Any]:
-    rows = demo_rows()
+    rows = demo_events()
     total = int(args.rate * args.minutes * 60)
     reader = await Reader(settings.broker, [settings.topics.verdicts]).start()
     producer = await start_producer(settings.broker)
@@ -280,10 +260,10 @@ def census_report(folder: Path, half_at: float) -> dict[str, dict[str, Any]]:
         last = rows[-1]
         grown = sorted(((last["types"].get(k, 0) - first["types"].get(k, 0), k) for k in last["types"]), reverse=True)
         minutes = (last["t"] - first["t"]) / 60 or 1
+        blocks, objects = last["blocks"] - first["blocks"], last["objects"] - first["objects"]
         report[path.stem] = {
-            "summary": f"blocks {first['blocks']} -> {last['blocks']} ({(last['blocks'] - first['blocks']) / minutes:+.0f}"
-                       f"/min), gc objects {first['objects']} -> {last['objects']} "
-                       f"({(last['objects'] - first['objects']) / minutes:+.0f}/min) over {minutes:.1f} min",
+            "summary": f"blocks {first['blocks']} -> {last['blocks']} ({blocks / minutes:+.0f}/min), gc objects "
+                       f"{first['objects']} -> {last['objects']} ({objects / minutes:+.0f}/min) over {minutes:.1f} min",
             "types_grown": [f"{k}: {first['types'].get(k, 0)} -> {last['types'][k]}" for d, k in grown[:12] if d > 0]}
     return report
 
@@ -307,7 +287,7 @@ def main() -> int:
     run = f"soak{uuid.uuid4().hex[:6]}"
     with tempfile.TemporaryDirectory(prefix="soak-", dir=scratch) as tmp_name, EmbeddedBroker() as embedded:
         tmp = Path(tmp_name)
-        env = {**os.environ, **WORKER_ENV, "STREAM_GUARD_APP_ID": f"{run}-guard",
+        env = {**os.environ, **STREAM_WORKER_ENV, "STREAM_GUARD_APP_ID": f"{run}-guard",
                **{f"STREAM_GUARD_TOPIC_{t.upper()}": f"{run}.{t}"
                   for t in ("answers", "verdicts", "alerts", "dlq", "metrics")}}
         if args.tracemalloc or args.census:
