@@ -321,7 +321,7 @@ def main() -> int:
     command = "bench/memory_soak.py " + " ".join(sys.argv[1:])
     out = {"machine": machine(), "command": command, "rate": args.rate, "minutes": args.minutes,
            "tenants": args.tenants, "questions": args.questions, "tracemalloc": args.tracemalloc,
-           "environment": {k: v for k, v in os.environ.items() if k.startswith("STREAM_GUARD_")},
+           "environment": {k: v for k, v in os.environ.items() if k.startswith(("STREAM_GUARD_", "MALLOC_"))},
            "load_average_before": load_before, "load_average_after": load_after, **result}
     print(f"\n{command}: {result['verdicts']} of {result['events']} verdicts, {result['lost']} lost, "
           f"{result['duplicates']} duplicates; load average {load_before[0]:.1f} -> {load_after[0]:.1f}")
