@@ -39,6 +39,7 @@ test-long: $(STAMP)
 	$(BIN)/python -m pytest -m long $(PYTEST_ARGS)
 
 bench: $(STAMP)
+	$(BIN)/python bench/cpu_profile.py
 	$(BIN)/python bench/inspect_latency.py
 	$(BIN)/python bench/event_cost.py
 	$(BIN)/python bench/detection_quality.py --ner regex

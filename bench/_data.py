@@ -27,6 +27,12 @@ from stream_guard.ops.calibration import Example, Fitting, choose_threshold, sco
 from stream_guard.ops.evaluation import roc_auc
 from stream_guard.scoring import score_model as _model_fitting
 from stream_guard.wire.events import AnswerEvent, parse_event
+# cpu_profile.py judges in its own process exactly as `check --jobs 1` does, to sample where the CPU goes.
+from stream_guard.config.load import build_config
+from stream_guard.engine.history import MemoryHistory
+from stream_guard.engine.judging import judge_events
+from stream_guard.engine.pipeline import Guard
+from stream_guard.engine.pool import BATCH_SIZE, REPLAY_QUALITY_LATENCY_MS
 
 # Inline use (bench/inline_use.py): the clients, the embedded broker, and the sentence splitting a stream gets.
 from stream_guard.agents.embedded_broker import EmbeddedBroker

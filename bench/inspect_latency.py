@@ -24,7 +24,8 @@ from _data import load_events, machine, percentile, write_result  # noqa: E402
 from stream_guard.config.detector import DetectorConfig  # noqa: E402
 from stream_guard.engine.detector import HallucinationDetector  # noqa: E402
 from stream_guard.engine.history import MemoryHistory  # noqa: E402
-from stream_guard.text.inspection import Inspection, analyze_chunk  # noqa: E402
+from stream_guard.text.analysis import clear_caches  # noqa: E402
+from stream_guard.text.inspection import Inspection  # noqa: E402
 
 
 def single(detector: HallucinationDetector, events: list, repeat: int, cold: bool = False) -> list[float]:
@@ -32,7 +33,7 @@ def single(detector: HallucinationDetector, events: list, repeat: int, cold: boo
     for _ in range(repeat):
         for e in events:
             if cold:
-                analyze_chunk.cache_clear()
+                clear_caches()
             started = time.perf_counter()
             detector.analyze(detector.with_entities([Inspection.build(e.question, e.context, e.answer)])[0], ())
             costs.append((time.perf_counter() - started) * 1000)

@@ -145,8 +145,11 @@ class Cluster:
                 text = r.read().decode()
         except OSError:
             return set()
-        topic = re.escape(self.settings.by_question_topic)
-        return {int(p) for p in re.findall(rf'stream_guard_consumer_lag{{topic="{topic}",partition="(\d+)"}}', text)}
+        topic = f'topic="{self.settings.by_question_topic}"'
+        # Labels in either order: prometheus_client writes them sorted by name.
+        return {int(labels.split('partition="')[1].split('"')[0])
+                for labels in re.findall(r"stream_guard_consumer_lag\{([^}]*)\}", text)
+                if topic in labels.split(",") and 'partition="' in labels}
 
     def _wait_split(self, timeout: float = 120.0) -> None:
         """Ready when every partition is owned by exactly one worker (after any rebalance)."""
@@ -218,7 +221,7 @@ async def _send_stamped(settings: Any, lines: list[bytes], rate: float | None) -
                 duplicates += 1
                 continue
             seen.add(verdict["event_id"])
-            e2e.append(record.timestamp - verdict["produced_at"])
+            e2e.append(record.timestamp - verdict["produced_at_ms"])
             last = time.perf_counter()
     await sending
     await producer.stop()
@@ -242,14 +245,24 @@ def child_pids(pid: int) -> list[int]:
     return [int(p) for p in out.split()]
 
 
+def descendant_pids(pid: int) -> list[int]:
+    """Children, their children, ...: a worker's judge process is a child of the pool's fork server."""
+    found, todo = [], child_pids(pid)
+    while todo:
+        found.append(child := todo.pop())
+        todo += child_pids(child)
+    return found
+
+
 def cpu_by_role(cluster: Cluster, broker_pid: int | None) -> dict[str, float]:
     """CPU seconds so far of everything on the machine that takes part: the broker, the workers' event-loop
-    processes, their judge processes, and this script (producer and verdict reader)."""
+    processes, their judge processes (with the pool's fork server), and this script (producer and verdict
+    reader)."""
     roles = {"broker": cpu_seconds(broker_pid) if broker_pid else 0.0, "workers": 0.0, "judges": 0.0,
              "load generator": cpu_seconds(os.getpid())}
     for proc in cluster.procs:
         roles["workers"] += cpu_seconds(proc.pid)
-        roles["judges"] += sum(cpu_seconds(child) for child in child_pids(proc.pid))
+        roles["judges"] += sum(cpu_seconds(child) for child in descendant_pids(proc.pid))
     return roles
 
 

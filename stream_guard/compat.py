@@ -80,7 +80,9 @@ _TENANT = "default"
 def _spacy_model_loads() -> bool:
     if not _SPACY_INSTALLED:
         return False
-    return _make_recognizer("auto", DetectorConfig().spacy_model).name.startswith("spacy")
+    recognizer = _make_recognizer("auto", DetectorConfig().spacy_model)
+    load = getattr(recognizer, "load", None)  # the spaCy recognizer loads its model when first used: now
+    return bool(load()) if load is not None else False
 
 
 def __getattr__(name: str) -> Any:

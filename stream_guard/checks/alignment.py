@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Callable, Iterable, Protocol, Sequence, TypeVar
 
-from stream_guard.text.inspection import MAX_POSTINGS, ContextSentence, Inspection
+from stream_guard.text.analysis import MAX_CONTEXT_VALUES, capped_per_sentence  # noqa: F401 - the checks' bound
+from stream_guard.text.inspection import ContextSentence, Inspection
 from stream_guard.text.quantities import Quantity, extract_quantities
 from stream_guard.wire.report import Finding, FindingType
 from stream_guard.text.words import NEGATORS, STOP_WORDS, stem, stem_set
@@ -30,7 +31,7 @@ _T = TypeVar("_T")
 # or dates in one answer sentence is 7, a stem occurs in at most 48 context sentences and an answer
 # sentence shares stems with at most 55: no cap binds there. The index keeps MAX_POSTINGS sentences per stem.
 MAX_ANSWER_VALUES = 64  # quantities (and, separately, dates) of the answer that are checked
-MAX_CONTEXT_VALUES = 128  # quantities (and dates) of the context they are checked against
+# (MAX_CONTEXT_VALUES, in text/analysis.py: the context's values they are checked against.)
 MAX_SENTENCE_NEIGHBOURS = 8  # other values of the same answer sentence that can account for a context value
 
 # Words that carry no subject of their own in policy or factual prose: "at any time", "definitely",
@@ -57,26 +58,18 @@ def _for_alignment(stems: frozenset[str]) -> frozenset[str]:
 class ContextIndex:
     """Content stems of every context sentence and an inverted index over the stems the answer uses.
 
-    Only stems that occur in the answer are ever looked up, so only those get postings: building the index
-    costs one set intersection per context sentence instead of a dictionary insert per stem.
+    Only stems that occur in the answer are ever looked up, so only those are taken from the context's index.
     """
 
     __slots__ = ("sentences", "stems", "_postings")
 
-    def __init__(
-        self, sentences: Sequence[ContextSentence], sentence_stems: Sequence[frozenset[str]], wanted: frozenset[str]
-    ) -> None:
-        self.sentences = sentences
-        # The inspection's shared per-sentence stems (stemmed once for every check). Digits and fillers are
-        # left in: they never meet an answer's alignment stems, which exclude them.
-        self.stems: Sequence[frozenset[str]] = sentence_stems
-        postings: dict[str, list[int]] = {}
-        for i, stems in enumerate(sentence_stems):
-            for s in stems & wanted:
-                ids = postings.setdefault(s, [])
-                if len(ids) < MAX_POSTINGS:
-                    ids.append(i)
-        self._postings = postings
+    def __init__(self, inspection: Inspection, wanted: frozenset[str]) -> None:
+        self.sentences = inspection.context_sentences
+        # The context's shared per-sentence stems and inverted index (text/analysis.py: built once per context).
+        # Digits and fillers are left in: they never meet an answer's alignment stems, which exclude them.
+        self.stems: Sequence[frozenset[str]] = inspection.context_sentence_stems
+        index = inspection.sentence_index
+        self._postings = {s: index[s] for s in wanted if s in index}
 
     def shared_counts(self, stems: frozenset[str]) -> dict[int, int]:
         """Context sentence id -> number of `stems` it shares (only sentences sharing at least one).
@@ -107,7 +100,7 @@ class ContradictionView:
     @cached_property
     def context(self) -> ContextIndex:
         wanted = frozenset().union(*(a.stems for a in self.answer))
-        return ContextIndex(self.inspection.context_sentences, self.inspection.context_sentence_stems, wanted)
+        return ContextIndex(self.inspection, wanted)
 
     @cached_property
     def answer(self) -> list[AnswerSentence]:
@@ -124,25 +117,13 @@ class ContradictionView:
         """Quantities of each answer sentence, the first MAX_ANSWER_VALUES of the answer in all."""
         return capped_per_sentence((a.text for a in self.answer), extract_quantities, MAX_ANSWER_VALUES)
 
-    @cached_property
-    def context_quantities(self) -> list[list[Quantity]]:
+    @property
+    def context_quantities(self) -> Sequence[Sequence[Quantity]]:
         """Quantities of each context sentence, the first MAX_CONTEXT_VALUES of the context in all."""
-        texts = (s.text for s in self.inspection.context_sentences)
-        return capped_per_sentence(texts, extract_quantities, MAX_CONTEXT_VALUES)
+        return self.inspection.context_quantities
 
     def sentence(self, context_id: int) -> ContextSentence:
         return self.inspection.context_sentences[context_id]
-
-
-def capped_per_sentence(texts: Iterable[str], extract: Callable[[str], list[_T]], cap: int) -> list[list[_T]]:
-    """`extract` of each text, in order, keeping `cap` values in all; texts past the cap are not read."""
-    out: list[list[_T]] = []
-    budget = cap
-    for text in texts:
-        found = extract(text)[:budget] if budget > 0 else []
-        budget -= len(found)
-        out.append(found)
-    return out
 
 
 def neighbours(values: Sequence[_T], k: int) -> list[_T]:

@@ -28,6 +28,7 @@ from stream_guard.checks.alignment import (
     neighbours,
     tied_to_subject,
 )
+from stream_guard.text.analysis import ContextAnalysis
 from stream_guard.text.quantities import UNITS
 from stream_guard.wire.report import Finding
 
@@ -238,13 +239,21 @@ class _Placed:
     sentence: int
 
 
+_POOL = "dates.pool"  # the ContextAnalysis.derive key of the context's dates
+
+
+def _context_pool(context: ContextAnalysis) -> tuple[_Placed, ...]:
+    """The context's dates, the first MAX_CONTEXT_VALUES, each with the sentence it is in."""
+    texts = (s.text for s in context.sentences)
+    context_dates = capped_per_sentence(texts, _dates_if_any, MAX_CONTEXT_VALUES)
+    return tuple(_Placed(d, i) for i, dates in enumerate(context_dates) for d in dates)
+
+
 def analyze_dates(view: ContradictionView) -> list[Finding]:
     answer_dates = capped_per_sentence((a.text for a in view.answer), extract_dates, MAX_ANSWER_VALUES)
     if not any(answer_dates):
         return []
-    texts = (s.text for s in view.inspection.context_sentences)
-    context_dates = capped_per_sentence(texts, _dates_if_any, MAX_CONTEXT_VALUES)
-    pool = [_Placed(d, i) for i, dates in enumerate(context_dates) for d in dates]
+    pool = view.inspection.context.derive(_POOL, _context_pool)
     findings: list[Finding] = []
     for sentence, dates in zip(view.answer, answer_dates):
         overlaps = view.answer_overlaps[sentence.index]

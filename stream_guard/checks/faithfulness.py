@@ -20,14 +20,15 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Protocol, Sequence
 
 from stream_guard.checks.alignment import MAX_ANSWER_VALUES, MAX_CONTEXT_VALUES, capped_per_sentence
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.text.claims import Claim, claim_words, extract_claims
 from stream_guard.config.detector import DetectorConfig
-from stream_guard.text.inspection import CHUNK_CACHE_SIZE, Inspection
+from stream_guard.text.analysis import ContextAnalysis
+from stream_guard.text.inspection import Inspection
 from stream_guard.text.quantities import Quantity, bears_out, comparable, extract_quantities, may_contain_quantity, same_value
 from stream_guard.text.quantities.bounds import BOUNDS
 from stream_guard.wire.report import CheckResult, Finding, FindingType
@@ -69,28 +70,34 @@ def numbers_in(text: str) -> set[str]:
     return {_normalize_number(m.group()) for m in _NUMBER_RE.finditer(text)}
 
 
-@lru_cache(maxsize=CHUNK_CACHE_SIZE)
-def _chunk_numbers(text: str) -> frozenset[str]:
-    # Cached per chunk text, like the chunk's sentences: popular documents are retrieved again and again.
-    return frozenset(numbers_in(text))
-
-
 def context_numbers(inspection: Inspection) -> frozenset[str]:
     """Figures the context states, in digits or as small spelled-out numbers."""
-    found = set().union(*(_chunk_numbers(chunk.text) for chunk in inspection.chunks))
-    stems = inspection.context_stems
+    return inspection.context.derive(_NUMBERS, _numbers_of)
+
+
+_NUMBERS = "faithfulness.numbers"  # the ContextAnalysis.derive keys of this check's per-context values
+_FACTS = "faithfulness.facts"
+
+
+def _numbers_of(context: ContextAnalysis) -> frozenset[str]:
+    found = set().union(*(numbers_in(text) for text in context.texts))
+    stems = context.stems
     found.update(digit for key, digit in _SPELLED_STEMS.items() if key in stems)
-    if _ONE_RE.search(inspection.context_lower):
+    if _ONE_RE.search(context.lower):
         found.add("1")
     return frozenset(found)
 
 
-def context_quantities(inspection: Inspection) -> list[Quantity]:
+def _facts_of(context: ContextAnalysis) -> "_ContextFacts":
+    neutral = schema_stems(context.records) if context.records else frozenset()
+    return _ContextFacts(context, context.derive(_NUMBERS, _numbers_of), neutral)
+
+
+def context_quantities(context: ContextAnalysis) -> list[Quantity]:
     """The quantities the context states, the first MAX_CONTEXT_VALUES in retrieval order, as the numeric
     check reads them: sentences past the cap are never parsed, so a context of a million characters of figures
     costs no more than one of a few hundred (the cap binds on no labelled event)."""
-    texts = (sentence.text for sentence in inspection.context_sentences)
-    return [q for per_sentence in capped_per_sentence(texts, extract_quantities, MAX_CONTEXT_VALUES) for q in per_sentence]
+    return [q for per_sentence in context.quantities for q in per_sentence]
 
 
 @dataclass(frozen=True)
@@ -112,9 +119,10 @@ class ClaimGrounding:
 
 @dataclass
 class _ContextFacts:
-    """What a claim's figures are compared with, built once per inspection and only when a claim has any."""
+    """What a claim's figures are compared with, built once per context (ContextAnalysis.derive) and only when a
+    claim has any."""
 
-    inspection: Inspection
+    context: ContextAnalysis
     numbers: frozenset[str]
     # Stems that neither ground nor unground a claim: the words naming a structured record's fields.
     neutral: frozenset[str] = frozenset()
@@ -123,13 +131,13 @@ class _ContextFacts:
     @cached_property
     def clock(self) -> frozenset[int]:
         """Clock times the context states, in minutes after midnight (the first MAX_CONTEXT_VALUES)."""
-        texts = (sentence.text for sentence in self.inspection.context_sentences)
+        texts = (sentence.text for sentence in self.context.sentences)
         return frozenset(t.minutes for found in capped_per_sentence(texts, clock_times, MAX_CONTEXT_VALUES) for t in found)
 
     @cached_property
     def frequencies(self) -> list[Frequency]:
         """Frequencies the context states (the first MAX_CONTEXT_VALUES)."""
-        texts = (sentence.text for sentence in self.inspection.context_sentences)
+        texts = (sentence.text for sentence in self.context.sentences)
         return [f for found in capped_per_sentence(texts, frequencies, MAX_CONTEXT_VALUES) for f in found]
 
     @property
@@ -137,7 +145,7 @@ class _ContextFacts:
         """Context quantities by dimension: a figure is only ever compared with its own kind."""
         if self._pools is None:
             pools: dict[str, list[Quantity]] = {}
-            for c in context_quantities(self.inspection):
+            for c in context_quantities(self.context):
                 pools.setdefault(c.dimension, []).append(c)
             self._pools = pools
         return self._pools
@@ -261,7 +269,7 @@ def ground_claim(
     numbers: frozenset[str] | _ContextFacts,
     overlap_threshold: float,
 ) -> ClaimGrounding:
-    facts = numbers if isinstance(numbers, _ContextFacts) else _ContextFacts(inspection, numbers)
+    facts = numbers if isinstance(numbers, _ContextFacts) else _ContextFacts(inspection.context, numbers)
     text, missing_numbers = _figures(claim.text, facts) if may_contain_quantity(claim.text) else (claim.text, ())
     text, quoted = _without_verbatim_quotes(text, inspection)
     words = claim_words(text)
@@ -381,8 +389,7 @@ class FaithfulnessCheck:
             grounding = memo.get(key)
             if grounding is None:
                 if facts is None:
-                    neutral = schema_stems(inspection.records) if inspection.records else frozenset()
-                    facts = _ContextFacts(inspection, context_numbers(inspection), neutral)
+                    facts = inspection.context.derive(_FACTS, _facts_of)
                 grounding = ground_claim(claim, inspection, facts, self._overlap_threshold)
                 memo[key] = grounding
             out.append(grounding)

@@ -91,7 +91,7 @@ def _check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
                 for name in judged.unknown_fields:
                     unknown.setdefault(name, [0, number])[0] += 1
                 stdout.write(_check_output(number, judged) + b"\n")
-        ner = judges.wait_ready().ner_backend
+        ner = judges.ner_backend
     except OSError as exc:
         raise InputError(f"read failed: {exc}") from None
     finally:

@@ -9,4 +9,5 @@
     pool.py      the one pool of judge processes (check -j, backtest, calibrate, the worker, serve)
     dispatch.py  concurrent callers onto the pool (serve): batches as processes free up, each question in order
     incremental.py  an answer checked sentence by sentence as it is generated
+    judge_server.py  the start-up of the fork server that forks the pool's judge processes
 """

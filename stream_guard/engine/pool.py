@@ -21,9 +21,14 @@ Two front-ends over that core:
   Pool.run_in(i, fn, *args)` runs other work with the child's Guard the same way (the sentence checks of a
   streamed answer, engine/incremental.py).
 
-Children are spawned (START_METHOD: never forked from a parent that runs threads, as Faust's consumer does),
-ignore Ctrl-C (the parent decides what an interrupt means), die with their parent, and stay alive across
-batches, so start-up (interpreter, imports, the NLP model: seconds with spaCy) is paid once per process.
+Children are forked by a fork server (START_METHOD: never forked from the parent itself, which may run threads,
+as Faust's consumer does): a clean process, started with the first judge, that imports the core and spaCy
+(PRELOAD) once, so that every judge it forks finds them imported and only builds its Guard and loads its
+model (bench/cpu_profile.py measures what each costs). Judges ignore Ctrl-C (the parent decides what an
+interrupt means), stay alive across batches (start-up is paid once per process, not per batch) and die with
+the fork server, which dies with the thread that started it (engine/judge_server.py). The server stops when
+the last pool that used it closes, and the parent waits for it: the judges are the server's children and the
+server is the parent's, so the parent's CPU accounting (`time stream-guard check -j 2`, wait4) counts them.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import os
 import pickle
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
@@ -54,15 +60,23 @@ from stream_guard.engine.judging import Judged, JudgedBatch, dump_history, faile
 from stream_guard.engine.pipeline import Guard
 from stream_guard.errors import InternalError
 from stream_guard.logs import use_json_logs
+from stream_guard.text.ner import SPACY_AVAILABLE, make_recognizer
 from stream_guard.text.questions import address
 from stream_guard.wire.events import parse_event
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-# How judge processes start: the one place to choose. spawn is safe whatever the parent runs (Faust's consumer
-# thread, an event loop); forkserver would be too, and starts faster once its server is up.
-START_METHOD = "spawn"
+# How judge processes start: the one place to choose. forkserver and spawn are safe whatever the parent runs
+# (Faust's consumer thread, an event loop); forkserver shares the imports below among all judge processes.
+START_METHOD = "forkserver"
+# What the fork server imports before forking anything, in order: its own start-up (which ties its life to its
+# parent's and imports the whole core), then spaCy where NER may use it.
+PRELOAD = ("stream_guard.engine.judge_server",)
+# Pools with judge processes started and not closed yet: the fork server stops with the last (guarded by a lock:
+# the worker closes its pool from another thread than the one that opened it).
+_open_pools = 0
+_open_lock = threading.Lock()
 # How long a judge process may take to load its model and say ready.
 START_TIMEOUT_S = 300.0
 # The quality score's latency part in replays (check, backtest, calibrate): within budget, whatever this
@@ -71,15 +85,18 @@ REPLAY_QUALITY_LATENCY_MS = 0.0
 BATCH_SIZE = 16
 # Events read ahead of the oldest one not yet written out, per process (bounds the reorder buffer).
 WINDOW_PER_JOB = 256
-# A spawned judge costs a start-up (interpreter, imports, spaCy's model: about 1.5 s of CPU, the judging of
-# a few hundred events) before it judges anything, so a file gets one process per this many events.
+# Judging in several processes costs start-ups before anything is judged (the fork server's imports, then each
+# judge's Guard and spaCy model: measured on a busy machine, 1.3 s once and 0.6-0.7 s a judge, the judging of
+# a few hundred events), so a file gets one process per this many events.
 EVENTS_PER_PROCESS = 1000
 
+# The answer names someone its context does not, so that warming up runs (and so loads) the NER model, which
+# is otherwise loaded only when an answer first needs it (text/ner.py).
 _WARMUP = {
     "event_id": "warmup",
     "question": "How long is the refund window?",
     "context": ["Refunds are accepted within 14 days of purchase. Contact Dr. Ada Park at Acme Corp."],
-    "answer": "You can request a refund within 14 days of purchase.",
+    "answer": "You can request a refund within 14 days of purchase, says Maria Lopez.",
 }
 
 
@@ -185,7 +202,8 @@ def cpu_seconds(pid: int) -> float | None:
 
 def warm_up(guard: Guard) -> float:
     """Judge one event before taking traffic: loading spaCy and compiling patterns takes seconds, and a first
-    batch that slow would show as a latency spike."""
+    batch that slow would show as a latency spike. A judge process is started to judge many events (check
+    gives one a thousand), so it loads the model at once rather than when the first answer needs it."""
     started = time.perf_counter()
     guard.evaluate_batch([parse_event(_WARMUP)], {})
     return time.perf_counter() - started
@@ -284,6 +302,9 @@ class JudgeProcess:
 
     def __init__(self, options: Options) -> None:
         ctx = multiprocessing.get_context(START_METHOD)
+        if START_METHOD == "forkserver":  # read when the server starts, ignored while it runs
+            spacy = options.config.ner != "regex" and SPACY_AVAILABLE
+            ctx.set_forkserver_preload([*PRELOAD, *(["spacy"] if spacy else [])])
         self.conn, theirs = ctx.Pipe(duplex=True)
         self.process = ctx.Process(target=_child_main, args=(theirs, options), name="stream-guard-judge", daemon=True)
         self.process.start()
@@ -356,6 +377,28 @@ class JudgeProcess:
             self.process.join(timeout=5)
 
 
+def _pool_opened() -> None:
+    global _open_pools
+    with _open_lock:
+        _open_pools += 1
+
+
+def _pool_closed() -> None:
+    """The last open pool closed: stop the fork server and wait for it, so that it and the judges it forked
+    (and reaped) count in this process's CPU, and none outlives its use."""
+    global _open_pools
+    with _open_lock:
+        _open_pools -= 1
+        if _open_pools == 0 and START_METHOD == "forkserver":
+            # The standard library's own way to stop its fork server (its tests use it); private, so guarded:
+            # without it the server stops when this process exits, and its CPU goes uncounted.
+            from multiprocessing import forkserver
+
+            stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
+            if callable(stop):
+                stop()
+
+
 # --- the death policy -------------------------------------------------------------------------------------------
 
 
@@ -422,12 +465,16 @@ class Pool:
         """`jobs`: judges for the sync front-end (default one per core); one judges in this process. Or
         `processes`: that many judge processes whatever the front-end (the worker asks for one). `affinity`:
         a question's events go to one process, in order (what keeps drift exact); off, every batch goes to the
-        least busy process (for inputs whose drift does not matter, or whose caller keeps it otherwise)."""
+        least busy process (for inputs whose drift does not matter, or whose caller keeps it otherwise).
+
+        Processes asked for by `processes` start at once (the worker's judge is warm before traffic comes);
+        those of `jobs` start with the first event (`start`), so an empty input pays no start-up."""
         self.affinity = affinity
         self.config = config
         self.options = Options(config, quality_latency_ms, setup, log_format)
         self.budget = CpuBudget(config.event_budget_ms)
         self.batch_size = max(1, batch_size)
+        lazy = processes is None
         if processes is None:
             jobs = max(1, jobs or default_jobs())
             processes = 0 if jobs == 1 else jobs
@@ -439,10 +486,13 @@ class Pool:
         self.store: HistoryStore = SQLiteHistory(drift_db) if drift_db else MemoryHistory()
         self._local: Guard | None = None
         self._slots: list[_Slot[Any]] = []
+        self._started = False
         if self.processes == 0:
             self._local = Guard(config, quality_latency_ms=quality_latency_ms)
         else:
-            self._slots = [_Slot(JudgeProcess(self.options)) for _ in range(self.processes)]
+            self._slots = [_Slot(None) for _ in range(self.processes)]
+            if not lazy:
+                self.start()
 
     def __enter__(self) -> "Pool":
         return self
@@ -467,12 +517,30 @@ class Pool:
 
     @property
     def ner_backend(self) -> str:
+        """The recognizer judging (or, before any process has said ready, the one the configuration asks for)."""
         if self._local is not None:
             return str(self._local.detector.ner_backend)
-        return ", ".join(sorted({c.ner_backend for c in self.children if c.ner_backend})) or "?"
+        names = sorted({c.ner_backend for c in self.children if c.ner_backend})
+        if names:
+            return ", ".join(names)
+        try:
+            return make_recognizer(self.config.ner, self.config.spacy_model).name
+        except Exception:  # noqa: BLE001 - spaCy asked for and missing: the processes would say so on start
+            return "?"
+
+    def start(self) -> "Pool":
+        """Start the processes (once; they load their models side by side). Returns without waiting."""
+        if not self._started and self._slots:
+            self._started = True
+            _pool_opened()
+            for slot in self._slots:
+                if slot.process is None:
+                    slot.process = JudgeProcess(self.options)
+        return self
 
     def wait_ready(self) -> "Pool":
-        """Block until every process has loaded its model (seconds with spaCy)."""
+        """Start the processes if they are not, and block until each has loaded its model (seconds with spaCy)."""
+        self.start()
         for child in self.children:
             if child.ner_backend is None:
                 child.wait_ready()
@@ -483,6 +551,9 @@ class Pool:
             if slot.process is not None:
                 slot.process.close(grace_s=5.0)
                 slot.process = None
+        if self._started:
+            self._started = False
+            _pool_closed()
         self.store.close()
 
     def _replace(self, slot: _Slot[Any]) -> JudgeProcess:
@@ -614,6 +685,7 @@ class Pool:
 
     async def _call_async(self, request: Request, index: int = 0) -> Any:
         slot = self._slots[index]
+        self.start()  # on the loop's thread, if not started yet: the processes die with this thread
         if slot.process is None:
             self.replaced += 1
             process = JudgeProcess(self.options)  # on the loop's thread: the process dies with this thread
@@ -668,6 +740,7 @@ class _Spread(Generic[T]):
         seq = next_out = 0
         window = WINDOW_PER_JOB * len(self.slots)
         for tag, payload in items:
+            self.pool.start()  # with the first event: an empty input starts no process
             key = shard_key(payload)
             index = self.owner.get(key) if key is not None and self.pool.affinity else None
             if index is None:

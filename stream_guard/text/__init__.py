@@ -15,5 +15,6 @@
     exceptions.py   what a sentence excepts from or includes in its scope
     names.py        well-known equivalent names (U.S. / United States, MA / Massachusetts, Rd / Road)
     fingerprint.py  an answer's fingerprint for drift
+    analysis.py     a context's analysis (sentences, stems, index, values), once per distinct context: bounded LRU
     inspection.py   Inspection: one event's question, context and answer, analysed once
 """

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from stream_guard.text.words import NEGATORS, STOP_WORDS, stem
+from stream_guard.text.words import NEGATORS, STOP_WORDS, mentions, stem
 
 EXCLUDED, INCLUDED = "excluded", "included"
 
@@ -40,12 +40,7 @@ _NEEDLES = ("except", "exclu", "other than", "apart from", "includ", "but not", 
 
 def scopes(text: str) -> list[Scope]:
     """Every exception or inclusion stated in `text`, in order."""
-    if not text:
-        return []
-    low = text.lower()
-    if not any(needle in low for needle in _NEEDLES):
-        return []
-    return list(_scopes(text))
+    return list(_scopes(text)) if text and mentions(text, _NEEDLES) else []
 
 
 @lru_cache(maxsize=16384)

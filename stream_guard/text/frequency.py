@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from stream_guard.text.quantities.bounds import bound_before
+from stream_guard.text.words import mentions
 
 _COUNT = {"once": 1, "twice": 2, "thrice": 3, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
           "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}  # fmt: skip
@@ -54,12 +55,7 @@ class Frequency:
 
 def frequencies(text: str) -> list[Frequency]:
     """Every frequency stated in `text`, in order."""
-    if not text:
-        return []
-    low = text.lower()
-    if not any(needle in low for needle in _NEEDLES):
-        return []
-    return list(_frequencies(text))
+    return list(_frequencies(text)) if text and mentions(text, _NEEDLES) else []
 
 
 @lru_cache(maxsize=16384)

@@ -1,6 +1,8 @@
 """The shared, lazily computed view of one (question, context, answer) that every check reads.
 
-Sentence splitting, stemming and lower-casing happen once per inspection, not once per check.
+What depends on the context alone (its sentences, stems, index, values) is its `context` analysis
+(text/analysis.py), done once per distinct context and shared by every check, every event retrieving the same
+chunks and the healer's re-inspections; what depends on the answer is read once per inspection.
 Instances are immutable after construction apart from `cached_property` memoisation, so a check may
 be called from many threads on different inspections without locks.
 """
@@ -9,40 +11,21 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Iterable, Sequence
 
+from stream_guard.text.analysis import (  # noqa: F401 - CHUNK_CACHE_SIZE and MAX_POSTINGS: the checks' bounds
+    CHUNK_CACHE_SIZE,
+    MAX_POSTINGS,
+    ContextAnalysis,
+    ContextSentence,
+    context_analysis,
+)
 from stream_guard.wire.events import Chunk
 from stream_guard.text.markup import Markup, read_markup
 from stream_guard.text.records import Record, read_record
-from stream_guard.text.sentences import split_sentences
+from stream_guard.text.quantities import Quantity
 from stream_guard.text.words import stem_set
-
-# Distinct chunks whose analysis is kept; at ~10 KiB of sentences and stems each, about 20 MiB at most.
-CHUNK_CACHE_SIZE = 2048
-# Context sentences indexed per stem (the earliest ones, chunks being in retrieval order). Looking up a claim
-# costs its stems times this at most, so a context where every sentence shares the same words stays cheap.
-# On the labelled data a stem occurs in at most 48 context sentences: the cap does not bind there.
-MAX_POSTINGS = 128
-
-
-@lru_cache(maxsize=CHUNK_CACHE_SIZE)
-def analyze_chunk(text: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
-    """A chunk's sentences and their content stems.
-
-    Cached by chunk text: a RAG system retrieves its popular documents over and over, and splitting and
-    stemming a long chunk is the largest shared cost of an inspection. Pure, so sharing across threads
-    and events is safe.
-    """
-    sentences = tuple(split_sentences(text))
-    return sentences, tuple(stem_set(sentence) for sentence in sentences)
-
-
-@lru_cache(maxsize=CHUNK_CACHE_SIZE)
-def analyze_record(sentences: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
-    """A structured chunk's prose view: its field sentences are already split (a field sentence such as
-    "Address: 6920 Market Pl Dr." must not be glued to the next one by the abbreviation rule)."""
-    return sentences, tuple(stem_set(sentence) for sentence in sentences)
 
 
 def read_chunks(chunks: tuple[Chunk, ...]) -> tuple[tuple[Chunk, ...], tuple[Record | None, ...]]:
@@ -67,13 +50,6 @@ class Entity:
     label: str
     start: int = -1
     end: int = -1
-
-
-@dataclass(frozen=True)
-class ContextSentence:
-    chunk_index: int  # 0-based position of the chunk in the event's context
-    chunk_id: str
-    text: str
 
 
 def as_chunks(context: Iterable[str | Chunk] | str | None) -> tuple[Chunk, ...]:
@@ -150,26 +126,28 @@ class Inspection:
             getattr(self, name)
         return self
 
-    def _analysis(self, i: int) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
-        record = self.records[i] if self.records else None
-        return analyze_chunk(self.chunks[i].text) if record is None else analyze_record(record.sentences)
+    @cached_property
+    def context(self) -> ContextAnalysis:
+        """The context's analysis, shared with every event retrieving the same chunks and with this one's
+        re-inspections (text/analysis.py)."""
+        return context_analysis(self.chunks, self.records, self.sources)
 
     @property
     def raw_texts(self) -> tuple[str, ...]:
         """The chunks' texts as received (a structured chunk's JSON, not its prose view)."""
         return self.sources or tuple(c.text for c in self.chunks)
 
-    @cached_property
+    @property
     def structured(self) -> bool:
         return any(self.records)
 
-    @cached_property
+    @property
     def context_text(self) -> str:
-        return "\n".join(c.text for c in self.chunks)
+        return self.context.text
 
-    @cached_property
+    @property
     def context_lower(self) -> str:
-        return self.context_text.lower()
+        return self.context.lower
 
     @cached_property
     def answer_markup(self) -> Markup:
@@ -191,57 +169,39 @@ class Inspection:
         """(start, end) of each `answer_sentences` entry in `answer_text`, in order."""
         return [(s.start, s.end) for s in self.answer_markup.sentences if s.is_claim]
 
-    @cached_property
-    def context_sentences(self) -> list[ContextSentence]:
-        return [
-            ContextSentence(i, chunk.id, sentence)
-            for i, chunk in enumerate(self.chunks)
-            for sentence in self._analysis(i)[0]
-        ]
+    @property
+    def context_quantities(self) -> Sequence[Sequence[Quantity]]:
+        """Quantities of each `context_sentences` entry, the first MAX_CONTEXT_VALUES of the context in all."""
+        return self.context.quantities
 
-    @cached_property
+    @property
+    def context_sentences(self) -> Sequence[ContextSentence]:
+        return self.context.sentences
+
+    @property
     def field_sentence_ids(self) -> frozenset[int]:
         """Indices into `context_sentences` of the sentences that render a structured record's fields (not its
         review texts). Their yes-no values are compared with claims by record_claims.field_conflicts; a check
         reading the polarity of prose must not read "Restaurants take out: no." as prose."""
-        if not self.records:
-            return frozenset()
-        out: list[int] = []
-        offset = 0
-        for i, record in enumerate(self.records):
-            count = len(self._analysis(i)[0])
-            if record is not None:
-                out += [offset + k for k in record.field_lines if k < count]
-            offset += count
-        return frozenset(out)
+        return self.context.field_sentence_ids
 
-    @cached_property
-    def context_sentence_stems(self) -> list[frozenset[str]]:
+    @property
+    def context_sentence_stems(self) -> Sequence[frozenset[str]]:
         """Content stems of each `context_sentences` entry, same order (best-sentence grounding)."""
-        return [stems for i in range(len(self.chunks)) for stems in self._analysis(i)[1]]
+        return self.context.sentence_stems
 
-    @cached_property
+    @property
     def sentence_index(self) -> dict[str, tuple[int, ...]]:
         """Inverted index: content stem -> indices of the first MAX_POSTINGS context sentences containing it."""
-        postings: dict[str, list[int]] = {}
-        for i, stems in enumerate(self.context_sentence_stems):
-            for s in stems:
-                ids = postings.setdefault(s, [])
-                if len(ids) < MAX_POSTINGS:
-                    ids.append(i)
-        return {s: tuple(ids) for s, ids in postings.items()}
+        return self.context.sentence_index
 
-    @cached_property
+    @property
     def context_stems(self) -> frozenset[str]:
-        # Words never span sentences, so the union of sentence stems is the context's stems, stemmed once.
-        return frozenset().union(*self.context_sentence_stems)
+        return self.context.stems
 
-    @cached_property
-    def chunk_stems(self) -> list[frozenset[str]]:
-        per_chunk: list[set[str]] = [set() for _ in self.chunks]
-        for sentence, stems in zip(self.context_sentences, self.context_sentence_stems):
-            per_chunk[sentence.chunk_index] |= stems
-        return [frozenset(s) for s in per_chunk]
+    @property
+    def chunk_stems(self) -> Sequence[frozenset[str]]:
+        return self.context.chunk_stems
 
     @cached_property
     def question_stems(self) -> frozenset[str]:

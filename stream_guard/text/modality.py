@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from stream_guard.text.words import STOP_WORDS, stem
+from stream_guard.text.words import STOP_WORDS, mentions, stem
 
 REQUIRED, PERMITTED, FORBIDDEN, OPTIONAL = "required", "permitted", "forbidden", "optional"
 
@@ -58,12 +58,7 @@ _NEEDLES = ("may", "must", "shall", "can", "need", "have to", "has to", "require
 
 def modalities(text: str) -> list[Modality]:
     """Every obligation, permission or prohibition stated in `text`, in order."""
-    if not text:
-        return []
-    low = text.lower()
-    if not any(needle in low for needle in _NEEDLES):
-        return []
-    return list(_modalities(text))
+    return list(_modalities(text)) if text and mentions(text, _NEEDLES) else []
 
 
 @lru_cache(maxsize=16384)

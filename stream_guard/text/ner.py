@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import re
 import threading
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import Any, Iterable, Literal, Protocol, Sequence
 
+from stream_guard.text.analysis import ASCII_WORD_RE
 from stream_guard.text.inspection import Entity, Inspection
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.words import STOP_WORDS
@@ -43,7 +45,8 @@ NAME_LABELS: frozenset[str] = frozenset(
 
 
 class EntityRecognizer(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def extract(self, texts: Sequence[str]) -> list[tuple[Entity, ...]]: ...
 
@@ -259,12 +262,19 @@ _SPACY_EXCLUDE = (
 _LOAD_LOCK = threading.Lock()
 
 
+def _installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # not a valid module name
+        return False
+
+
 def resolve_model(model: str) -> str:
     """The spaCy package to load for `model`; "auto" picks the first installed of MODEL_PREFERENCE."""
     if model != AUTO_MODEL:
         return model
     for name in MODEL_PREFERENCE:
-        if importlib.util.find_spec(name) is not None:
+        if _installed(name):
             return name
     raise ImportError(f"no spaCy English model installed (looked for {', '.join(MODEL_PREFERENCE)})")
 
@@ -292,20 +302,57 @@ def _load_spacy_once(model: str) -> tuple[Any, threading.Lock]:
 
 
 class SpacyRecognizer:
-    """spaCy statistical NER (only the `ner` pipe), plus the shared citation regexes and titled people."""
+    """spaCy statistical NER (only the `ner` pipe), plus the shared citation regexes and titled people.
 
-    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
-        model = resolve_model(model)
-        self._nlp, self._lock = _load_spacy(model)
+    The model is loaded on the first call that has text for it, once per process (`_load_spacy`): importing
+    spaCy and loading the model cost over a second of CPU, which a run whose answers name nobody their
+    context lacks (or that has no events at all) never needs. Constructing one only checks that spaCy and
+    the model package are installed. With a `fallback` ("auto"), a model that is installed but fails to load
+    is reported once and the fallback answers from then on; without one ("spacy"), that failure raises."""
+
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE, *,
+                 fallback: EntityRecognizer | None = None) -> None:
+        if not SPACY_AVAILABLE:
+            raise ImportError("spaCy is not installed")
+        self.model = resolve_model(model)
+        if not (_installed(self.model) or os.path.isdir(self.model)):  # a folder holding a saved pipeline
+            raise ImportError(f"no spaCy model package {self.model!r} installed")
         self._batch_size = batch_size
-        self.model = model
-        self.name = f"spacy:{model}"
+        self._fallback = fallback
+        self._pipeline: tuple[Any, threading.Lock] | None = None
+        self._failed: EntityRecognizer | None = None
+
+    @property
+    def name(self) -> str:
+        return self._failed.name if self._failed is not None else f"spacy:{self.model}"
+
+    def load(self) -> bool:
+        """Load the model now if it is not loaded yet; False when it failed and the fallback answers instead."""
+        if self._pipeline is None and self._failed is None:
+            try:
+                self._pipeline = _load_spacy(self.model)
+            except Exception as exc:  # noqa: BLE001 - any failure to load means "no spaCy here"
+                if self._fallback is None:
+                    raise RuntimeError(f"spaCy NER unavailable ({self.model}): {exc}") from exc
+                log.warning("spaCy NER unavailable (%s: %s); using the regex fallback", self.model, exc)
+                self._failed = self._fallback
+        return self._failed is None
+
+    @property
+    def _nlp(self) -> Any:
+        self.load()
+        return self._pipeline[0] if self._pipeline is not None else None
 
     def extract(self, texts: Sequence[str]) -> list[tuple[Entity, ...]]:
         if not texts:
             return []
-        with self._lock:  # spaCy pipelines are not documented as thread-safe
-            docs = list(self._nlp.pipe(texts, batch_size=self._batch_size))
+        if not self.load():
+            assert self._failed is not None
+            return self._failed.extract(texts)
+        assert self._pipeline is not None
+        nlp, lock = self._pipeline
+        with lock:  # spaCy pipelines are not documented as thread-safe
+            docs = list(nlp.pipe(texts, batch_size=self._batch_size))
         return [self._entities(text, doc) for text, doc in zip(texts, docs)]
 
     def _entities(self, text: str, doc: Any) -> tuple[Entity, ...]:
@@ -352,16 +399,14 @@ _REGEX = RegexRecognizer()
 @lru_cache(maxsize=8)
 def make_recognizer(backend: Literal["auto", "spacy", "regex"] = "auto", model: str = DEFAULT_MODEL) -> EntityRecognizer:
     """"regex" always works; "spacy" raises if spaCy or the model is missing; "auto" prefers spaCy and
-    falls back to regex with a warning. Cached, so the model is loaded once per process."""
+    falls back to regex with a warning. Cached, so the model is loaded once per process (when first needed)."""
     if backend == "regex":
         return _REGEX
     if backend not in ("auto", "spacy"):
         raise ValueError(f"unknown NER backend {backend!r}; choose auto, spacy or regex")
     try:
-        if not SPACY_AVAILABLE:
-            raise ImportError("spaCy is not installed")
-        return SpacyRecognizer(model)
-    except Exception as exc:  # noqa: BLE001 - any failure to load means "no spaCy here"
+        return SpacyRecognizer(model, fallback=_REGEX if backend == "auto" else None)
+    except Exception as exc:  # noqa: BLE001 - spaCy or the model package is not installed
         if backend == "spacy":
             raise RuntimeError(f"spaCy NER unavailable ({model}): {exc}") from exc
         log.warning("spaCy NER unavailable (%s: %s); using the regex fallback", model, exc)
@@ -373,7 +418,6 @@ def make_recognizer(backend: Literal["auto", "spacy", "regex"] = "auto", model: 
 _CAP_TOKEN_RE = re.compile(r"[A-Z][\w&'’-]*")
 # Capitalised in answers for reasons other than naming something absent from the context.
 _NEVER_NAMES = frozenset("passage passages document documents source sources context chunk chunks unable".split())
-_WORD_RE = re.compile(r"[a-z0-9]+")
 _SPACE_RE = re.compile(r"\s+")
 
 
@@ -385,7 +429,7 @@ def _novel_spans(sentence: str, context_words: frozenset[str]) -> list[tuple[int
         word = _POSSESSIVE_RE.sub("", match.group()).lower()
         if len(word) < 2 or word in STOP_WORDS or word in _NEVER_NAMES:
             continue  # "°F", "Passage 2", "Unable to answer"
-        if all(part in context_words for part in _WORD_RE.findall(word)):
+        if all(part in context_words for part in ASCII_WORD_RE.findall(word)):
             continue
         if match.start() == 0 and _is_common_word(word):
             continue  # "Alternatively", "Following": capitalised only because they open the sentence
@@ -447,7 +491,7 @@ def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[In
     per_answer = [_Accepted() for _ in inspections]
     fallback: list[list[Entity]] = [[] for _ in inspections]
     for i, inspection in enumerate(inspections):
-        context_words = frozenset(_WORD_RE.findall(inspection.context_lower))
+        context_words = inspection.context.words
         for citation in find_citations(inspection.answer_text):
             per_answer[i].add(citation)
         budget = MAX_NER_CHARS

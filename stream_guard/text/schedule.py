@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from stream_guard.text.words import mentions
+
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 _TIME_RE = re.compile(
@@ -76,14 +78,9 @@ _DAY_NEEDLES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun", "daily", "every
 _CLOSED_NEEDLES = ("clos", "except", "not open")
 
 
-def _has(text: str, needles: tuple[str, ...]) -> bool:
-    low = text.lower()
-    return any(needle in low for needle in needles)
-
-
 def clock_times(text: str) -> list[ClockTime]:
     """Clock times, in order: "4 PM" -> 960, "9 or 10 pm" -> 1260 and 1320 (one mention each), "16:00" -> 960."""
-    return list(_clock_times(text)) if text and _has(text, _CLOCK_NEEDLES) else []
+    return list(_clock_times(text)) if text and mentions(text, _CLOCK_NEEDLES) else []
 
 
 @lru_cache(maxsize=16384)
@@ -117,7 +114,7 @@ def clock_minutes(text: str) -> list[int]:
 def day_spans(text: str) -> list[DaySpan]:
     """Days of the week named, in ranges ("Monday to Friday", wrapping past Sunday) or as "daily", "weekdays",
     "weekends", "24/7", in order."""
-    return list(_day_spans(text)) if text and _has(text, _DAY_NEEDLES) else []
+    return list(_day_spans(text)) if text and mentions(text, _DAY_NEEDLES) else []
 
 
 @lru_cache(maxsize=16384)
@@ -184,7 +181,7 @@ def schedule_parts(text: str) -> list[SchedulePart]:
     naming times but no days the days of the part before; a part about closing or an exception ("closed on
     Monday", "except Friday") is left out, and its days taken from the others."""
     parts: list[tuple[tuple[ClockTime, ...], set[str]]] = []
-    if not _has(text, _CLOCK_NEEDLES):
+    if not mentions(text, _CLOCK_NEEDLES):
         return []
     excepted: set[str] = set()
     last_times: tuple[ClockTime, ...] = ()
@@ -215,7 +212,7 @@ def schedule_parts(text: str) -> list[SchedulePart]:
 def closed_days(text: str) -> set[str]:
     """Days `text` says something is closed on ("closed on Sundays and public holidays")."""
     out: set[str] = set()
-    if not _has(text, _CLOSED_NEEDLES) or not _has(text, _DAY_NEEDLES):
+    if not mentions(text, _CLOSED_NEEDLES) or not mentions(text, _DAY_NEEDLES):
         return out
     start = 0
     for m in [*_SCHEDULE_BREAK_RE.finditer(text), None]:

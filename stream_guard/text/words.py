@@ -71,8 +71,25 @@ def words(text: str) -> list[str]:
     return out
 
 
+# An answer's sentences and clauses are tokenised by several checks, by the claim reader and again when a repair
+# is re-inspected (which keeps most of them): texts up to this length are tokenised and stemmed once per process
+# (16,384 of them at most: a few MB), longer ones every time.
+_MAX_CACHED_TEXT = 1024
+
+
 def content_words(text: str) -> list[str]:
     """Words that carry meaning: not stop words, not negators, not bare one-letter tokens."""
+    if len(text) <= _MAX_CACHED_TEXT:
+        return list(_content_words_cached(text))
+    return _content_words(text)
+
+
+@lru_cache(maxsize=16384)
+def _content_words_cached(text: str) -> tuple[str, ...]:
+    return tuple(_content_words(text))
+
+
+def _content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOP_WORDS and w not in NEGATORS and (len(w) > 1 or w.isdigit())]
 
 
@@ -81,6 +98,13 @@ def content_stems(text: str) -> list[str]:
 
 
 def stem_set(text: str) -> frozenset[str]:
+    if len(text) <= _MAX_CACHED_TEXT:
+        return _stem_set_cached(text)
+    return frozenset(content_stems(text))
+
+
+@lru_cache(maxsize=16384)
+def _stem_set_cached(text: str) -> frozenset[str]:
     return frozenset(content_stems(text))
 
 
@@ -89,3 +113,10 @@ def overlap(needles: frozenset[str] | set[str], haystack: frozenset[str] | set[s
     if not needles:
         return 1.0
     return len(needles & haystack) / len(needles)
+
+
+def mentions(text: str, needles: tuple[str, ...]) -> bool:
+    """Whether lower-cased `text` contains any of `needles`: the cheap test that gates a value reader, so the
+    readers' patterns run only on the few sentences that can hold their value."""
+    low = text.lower()
+    return any(needle in low for needle in needles)

@@ -21,7 +21,8 @@ from streamkit import Names, Worker, event, new_worker, produce, read_json, wait
 from stream_guard.agents.embedded_broker import EmbeddedBroker
 from stream_guard.agents.topics import ensure_topics
 
-pytestmark = [pytest.mark.broker, pytest.mark.timeout(180)]
+# Wall-clock bounds (seconds to 503, SIGTERM to exit) need the cores to themselves: run serially by `make test-long`.
+pytestmark = [pytest.mark.broker, pytest.mark.long, pytest.mark.timeout(180)]
 
 LOST_AFTER_S, GRACE_S, SHUTDOWN_S = 2.0, 4.0, 8.0
 FAULT_ENV = {

@@ -68,9 +68,24 @@ def test_ctrl_c_or_sigterm_while_waiting_ends_the_command_without_a_traceback(
     proc = subprocess.Popen([sys.executable, "-m", "stream_guard.agents", "worker", "--without-web", "--wait",
                              "--broker", f"127.0.0.1:{free_port()}"], cwd=REPO, env=env, stderr=subprocess.PIPE,
                             text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(4)  # started, and waiting
-    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+    # Signal only once the command says it is waiting (a fixed sleep raced the imports on a loaded machine).
+    lines: list[str] = []
+    waiting = threading.Event()
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if "still waiting for the broker" in line:
+                waiting.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert waiting.wait(60), "".join(lines)
+    assert proc.poll() is None, "".join(lines)
     proc.send_signal(sent)
-    _, err = proc.communicate(timeout=20)
+    proc.wait(timeout=20)
+    reader.join(timeout=5)
+    err = "".join(lines)
     assert proc.returncode == code, err
     assert err.strip().endswith(f"stream-guard: {said}") and "Traceback" not in err, err

@@ -21,13 +21,8 @@ DEMO = REPO / "stream_guard" / "samples" / "demo.jsonl"
 EXPECTED = Path(__file__).resolve().parent / "data" / "demo_verdicts.jsonl"
 COMMAND = [sys.executable, "-m", "stream_guard", "check", str(DEMO), "--ner", "spacy", "--jobs", "1", "--quiet"]
 
-
-def without_timings(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: without_timings(v) for k, v in value.items() if k not in ("latency_ms", "cost_ms")}
-    if isinstance(value, list):
-        return [without_timings(v) for v in value]
-    return value
+sys.path.insert(0, str(REPO / "tests" / "support"))  # also run as a script, to regenerate the expected file
+from verdicts import without_timings  # noqa: E402
 
 
 def demo_verdicts() -> list[Any]:

@@ -14,18 +14,9 @@ from stream_guard.engine import pool as parallel
 from stream_guard.engine.pool import Pool, shard_key
 from stream_guard.text.questions import question_hash
 from labelled_data import labelled
+from verdicts import without_timings
 
 DATA = labelled("ragtruth_dev")
-
-
-def without_timings(value: Any) -> Any:
-    """A verdict minus its `latency_ms` fields (top level and per check): the only per-run figures in it.
-    Replays fix the latency the quality score counts, so nothing else may differ."""
-    if isinstance(value, dict):
-        return {k: without_timings(v) for k, v in value.items() if k != "latency_ms"}
-    if isinstance(value, list):
-        return [without_timings(v) for v in value]
-    return value
 
 
 def canonical(raw: bytes) -> bytes:

@@ -6,6 +6,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any, Iterator
 
 import orjson
@@ -147,3 +151,53 @@ def test_a_process_that_dies_or_hangs_is_handled_alike_by_check_jobs_and_the_wor
         worker.close()
     assert outcome(spread) == outcome(streamed) == [("a", True, None), (bad, False, stage), ("b", True, None)]
     assert reason in (spread[1].error_reason or "") and reason in (streamed[1].error_reason or "")
+
+
+PARENT = """
+import asyncio, sys
+sys.path.insert(0, {support!r})
+from judge_hooks import misbehave
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.engine.pool import Pool
+
+if __name__ == "__main__":
+    # A budget so large that the parent would wait minutes before killing the stuck judge itself.
+    pool = Pool(DetectorConfig(ner="regex", log_flagged=False, event_budget_ms=60_000), processes=1,
+                setup=misbehave).wait_ready()
+    print(pool.pid, flush=True)
+    asyncio.run(pool.judge_batch([{hang!r}], {{}}, 0))
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"  # exited, not reaped yet
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="dying with the parent is Linux's PR_SET_PDEATHSIG")
+def test_killing_the_parent_kills_a_judge_stuck_in_native_code_and_its_fork_server(tmp_path: Path) -> None:
+    support = str(Path(__file__).resolve().parents[2] / "support")
+    script = tmp_path / "parent.py"
+    script.write_text(PARENT.format(support=support, hang=payload("hang-1", 14)))
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE)
+    try:
+        assert parent.stdout is not None
+        judge = int(parent.stdout.readline())
+        with open(f"/proc/{judge}/stat", "rb") as fh:
+            server = int(fh.read().rsplit(b")", 1)[1].split()[1])  # the judge's parent: the fork server
+        assert server != parent.pid
+        time.sleep(1.0)  # the judge is inside PBKDF2 now, reading nothing
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not (_gone(judge) and _gone(server)):
+        time.sleep(0.2)
+    survivors = [pid for pid in (judge, server) if not _gone(pid)]
+    for pid in survivors:  # a failed run must not leave them spinning
+        os.kill(pid, signal.SIGKILL)
+    assert server not in survivors, "the fork server outlived its parent"
+    assert judge not in survivors, "the judge outlived its parent"

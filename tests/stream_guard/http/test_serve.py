@@ -127,7 +127,8 @@ def test_verdicts_and_errors_equal_what_check_writes(server: Server, config: Pat
 
 def test_bad_bodies_get_the_field_and_the_reason_and_break_nothing(server: Server) -> None:
     assert post(server, "/v1/check", b'{"event_id": "x"}') == (422, {
-        "error": "answer: is required", "field": "answer", "reason": "is required", "stage": "decode"})
+        "error": "answer: is required", "field": "answer", "reason": "is required", "stage": "decode",
+        "event_id": "x"})
     status, body = post(server, "/v1/check", b'{"event_id": "x", "answer": "a", "context": [{"id": 1}]}')
     assert status == 422 and body["field"] == "context[0].text"
     status, body = post(server, "/v1/check", b"{oops")
