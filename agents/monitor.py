@@ -522,8 +522,10 @@ class Monitor:
         """Sum the owned tenants' gauges for the next scrapes, yielding to the stream between slices."""
         actives = self._active(self.tables[STATE])
         for _ in self.metrics.regroup(owned=lambda tenant: self.tenant_partition(tenant) in actives,
-                                      slice_size=INDEX_SLICE):
+                                      slice_size=INDEX_SLICE, forget=bool(actives) and not self.app.rebalancing):
             await asyncio.sleep(0)
+        if len(self._snapshot_days) > len(self.metrics.snapshots):  # regroup forgot tenants that moved away
+            self._snapshot_days = {t: d for t, d in self._snapshot_days.items() if t in self.metrics.snapshots}
 
     async def _read_revocations(self) -> None:
         """Every sign-out on any worker, from the sessions topic's beginning (sessions.py); until they are all

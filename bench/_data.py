@@ -36,6 +36,9 @@ from stream_guard.engine.pool import BATCH_SIZE, REPLAY_QUALITY_LATENCY_MS
 
 # Inline use (bench/inline_use.py): the clients, the embedded broker, and the sentence splitting a stream gets.
 from stream_guard.agents.embedded_broker import EmbeddedBroker
+# The memory soak (bench/memory_soak.py): a producer, a verdict reader, a worker process of its own.
+from stream_guard.agents.clients import Reader, partition_key, start_producer
+from stream_guard.agents.embedded_broker import die_with_parent, free_port
 from stream_guard.agents.topics import ensure_topics
 from stream_guard.client import GuardClient, KafkaGuardClient
 from stream_guard.config.load import load as load_config
@@ -78,6 +81,30 @@ def data_path(name: str) -> Path:
     return SAMPLE
 RESULTS_DIR = REPO / "bench" / "results"
 DATASETS = ("ragtruth_dev", "ragtruth_d2t_dev", "summedits_dev", "halueval_qa_dev")
+DEMO = REPO / "stream_guard" / "samples" / "demo.jsonl"
+# The streaming benchmarks' workers: four partitions, and short group timeouts (a group join waits half the
+# session timeout on the embedded broker).
+STREAM_PARTITIONS = 4
+STREAM_WORKER_ENV = {
+    "STREAM_GUARD_SESSION_TIMEOUT_S": "10",
+    "STREAM_GUARD_HEARTBEAT_INTERVAL_S": "2",
+    "STREAM_GUARD_PARTITIONS": str(STREAM_PARTITIONS),
+    "STREAM_GUARD_ANSWERS_PARTITIONS": str(STREAM_PARTITIONS),
+    "STREAM_GUARD_OUTPUT_PARTITIONS": str(STREAM_PARTITIONS),
+}
+
+
+def demo_events() -> list[dict[str, Any]]:
+    """The demo's well-formed events (its deliberately broken lines would go to the dead-letter topic)."""
+    out = []
+    for line in DEMO.read_bytes().splitlines():
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("answer"), str) and obj["answer"].strip():
+            out.append(obj)
+    return out
 
 
 def load_events(name: str, limit: int | None = None) -> list[AnswerEvent]:

@@ -38,11 +38,10 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import (REPO, EmbeddedBroker, GuardClient, KafkaGuardClient, SentenceBuffer,  # noqa: E402
+from _data import (REPO, EmbeddedBroker, demo_events, GuardClient, KafkaGuardClient, SentenceBuffer,  # noqa: E402
                    StreamedSentence, check, ensure_topics, load_config, machine, percentile, process_cpu_seconds,
                    write_result)
 
-DEMO = REPO / "stream_guard" / "samples" / "demo.jsonl"
 CLI = Path(sys.executable).parent / "stream-guard"
 P99_TARGET_MS = 25.0
 
@@ -65,18 +64,6 @@ STREAMS = [
      "The Pro plan costs $120 per year. It is billed annually. Annual plans can be cancelled before renewal. "
      "The Pro plan also includes a free phone for every user."),
 ]
-
-
-def demo_events() -> list[dict[str, Any]]:
-    out = []
-    for line in DEMO.read_bytes().splitlines():
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(obj, dict) and isinstance(obj.get("answer"), str) and obj["answer"].strip():
-            out.append(obj)
-    return out
 
 
 def events(count: int, prefix: str) -> list[bytes]:

@@ -38,20 +38,13 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import REPO, data_path, machine, percentile, process_cpu_seconds, write_result  # noqa: E402
+from _data import STREAM_PARTITIONS as PARTITIONS, STREAM_WORKER_ENV as WORKER_ENV  # noqa: E402
 
 from stream_guard.agents.clients import Reader, partition_key, start_producer  # noqa: E402
 from stream_guard.agents.embedded_broker import EmbeddedBroker, die_with_parent, free_port  # noqa: E402
 from stream_guard.agents.topics import ensure_topics  # noqa: E402
 from stream_guard.config.load import load  # noqa: E402
 
-PARTITIONS = 4
-WORKER_ENV = {
-    "STREAM_GUARD_SESSION_TIMEOUT_S": "10",
-    "STREAM_GUARD_HEARTBEAT_INTERVAL_S": "2",
-    "STREAM_GUARD_PARTITIONS": str(PARTITIONS),
-    "STREAM_GUARD_ANSWERS_PARTITIONS": str(PARTITIONS),
-    "STREAM_GUARD_OUTPUT_PARTITIONS": str(PARTITIONS),
-}
 SHORT_EVENTS = [
     ("What is the refund window?", ["Refunds are accepted within 14 days of purchase with the original receipt."],
      "You can return any item within 30 days of purchase for a full refund."),

@@ -115,17 +115,28 @@ class TenantMetrics:
     def alerted(self, tenant: str, rule: str, severity: str) -> None:
         self.alerts.labels(self.label(tenant), rule, severity).inc()
 
-    def regroup(self, owned: Callable[[str], bool] | None = None, slice_size: int = 1000) -> Iterator[None]:
+    def regroup(self, owned: Callable[[str], bool] | None = None, slice_size: int = 1000,
+                forget: bool = True) -> Iterator[None]:
         """Sum the owned tenants' snapshots by label, yielding after every `slice_size` tenants; `groups` is
-        replaced once all are summed. `owned` overrides the constructor's test for this pass."""
+        replaced once all are summed. `owned` overrides the constructor's test for this pass; `forget` drops the
+        snapshots of tenants not owned (the caller says False while a rebalance leaves ownership unsettled)."""
         owns = owned or self.owned
         groupings: dict[str, _Grouping] = {}
+        moved: list[str] = []
         for n, (tenant, snapshot) in enumerate(list(self.snapshots.items()), 1):
             if owns(tenant):
                 groupings.setdefault(self.label(tenant), _Grouping()).add(snapshot)
+            else:
+                moved.append(tenant)
             if n % slice_size == 0:
                 yield
         self.groups = {label: grouping.group() for label, grouping in groupings.items()}
+        # Forget the tenants whose partitions moved to another worker: kept, `snapshots` would grow with every
+        # rebalance towards every tenant of the fleet (issue 17: flat memory), and the copy would be stale when a
+        # partition came back; the owner snapshots a tenant afresh from its table on its next batch.
+        for tenant in moved if forget else ():
+            if not owns(tenant):
+                self.snapshots.pop(tenant, None)
 
     def text(self) -> str:
         if not self.background:

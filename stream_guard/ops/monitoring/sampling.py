@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 
@@ -58,15 +59,27 @@ class CandidateFilter:
     """The judging side's running bottom-k per (tenant, week); answers it admits carry review material.
 
     Bounded: each tenant keeps its `weeks` most recent weeks (an answer of an older week is admitted, which
-    costs bytes, not correctness). `size` is the tenant's sample size."""
+    costs bytes, not correctness), and at most `tenants` tenants are kept, the least recently offered forgotten
+    first. Tenant names come from producers, so without that cap every name ever sent (and every tenant of a
+    partition since handed to another worker) stayed in memory (issue 17: flat memory). A forgotten tenant is
+    a restarted judge's case: it forwards more review material for a while, never less. `size` is the tenant's
+    sample size."""
 
     weeks: int = 2
-    _seen: dict[str, dict[int, BottomK]] = field(default_factory=dict)
+    # About 150 bytes per kept answer: 4096 tenants x 2 weeks x 30 answers (the default sample) is about 37 MiB.
+    tenants: int = 4096
+    _seen: OrderedDict[str, dict[int, BottomK]] = field(default_factory=OrderedDict)
 
     def offer(self, tenant: str, week: int, score: int, event_id: str, size: int) -> bool:
         if size <= 0:
             return False
-        by_week = self._seen.setdefault(tenant, {})
+        by_week = self._seen.get(tenant)
+        if by_week is None:
+            by_week = self._seen[tenant] = {}
+            while len(self._seen) > self.tenants:
+                self._seen.popitem(last=False)
+        else:
+            self._seen.move_to_end(tenant)
         sample = by_week.get(week)
         if sample is None:
             if by_week and week < min(by_week) and len(by_week) >= self.weeks:

@@ -109,3 +109,24 @@ def test_in_the_background_a_scrape_reports_the_last_grouping_which_comes_a_slic
     rate = dict(_samples(metrics.text()))[("stream_guard_tenant_rate", (("rate", "refusal"), ("tenant", "other"),
                                                                          ("window", "trailing")))]
     assert rate == (2498 + 10) / 24_990
+
+
+def test_snapshots_of_tenants_whose_partitions_moved_away_are_forgotten_so_memory_stays_bounded():
+    """A worker keeps snapshots only of the tenants it owns: across rebalances they would otherwise grow towards
+    every tenant of the fleet (issue 17: flat memory)."""
+    metrics = TenantMetrics([], background=True)
+    week = DayCounts(answers=10, claims=10, refused=1)
+    for rebalance in range(20):  # each rebalance hands this worker a different tenth of 10,000 tenants
+        mine = {f"t{i}" for i in range(rebalance % 10, 10_000, 10)}
+        for tenant in mine:
+            metrics.update(tenant, Snapshot(week, week, 1_700_000_000_000))
+        list(metrics.regroup(owned=lambda tenant: tenant in mine))
+        assert set(metrics.snapshots) == mine
+    assert len(metrics.snapshots) == 1000
+
+
+def test_while_ownership_is_unsettled_snapshots_are_kept():
+    metrics = _metrics()
+    list(metrics.regroup(owned=lambda tenant: False, forget=False))
+    assert set(metrics.snapshots) == {"acme", "beta", "gamma"}
+    assert metrics.groups == {}

@@ -50,3 +50,33 @@ def test_the_filter_keeps_only_recent_weeks_and_admits_older_ones():
     assert sorted(f._seen["t"]) == [11, 12]
     assert f.offer("t", 9, 99, "old", 1)  # older than anything kept: forwarded
     assert not f.offer("t", 12, 1, "x", 0)
+
+
+def test_the_filter_keeps_a_bounded_number_of_tenants_and_forwards_for_a_forgotten_one():
+    """Tenant names come from producers: every name ever sent must not stay in memory (issue 17: flat memory).
+    The least recently offered tenant is forgotten first; like a restarted judge, it then forwards more, never
+    less."""
+    f = CandidateFilter(tenants=100)
+    assert f.offer("keep", 7, 5, "a", 1) and not f.offer("keep", 7, 9, "b", 1)
+    for i in range(10_000):
+        f.offer(f"t{i}", 7, 5, "a", 1)
+        if i % 50 == 0:
+            assert not f.offer("keep", 7, 9, "b", 1)  # recently offered: still remembered
+    assert len(f._seen) == 100
+    assert "t0" not in f._seen and f.offer("t0", 7, 9, "b", 1)  # forgotten: forwarded again
+
+
+@given(st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=120, unique=True), st.integers(1, 8),
+       st.integers(1, 5), st.randoms())
+def test_every_final_member_is_forwarded_even_when_tenants_are_forgotten(ids, k, cap, rnd):
+    tenants = ["a", "b", "c", "d", "e", "f"]
+    f = CandidateFilter(tenants=cap)
+    forwarded = set()
+    offers = [(t, e) for t in tenants for e in ids]
+    rnd.shuffle(offers)
+    for t, e in offers:
+        if f.offer(t, 7, sample_score("s", t, 7, e), e, k):
+            forwarded.add((t, e))
+    for t in tenants:
+        final = sorted((sample_score("s", t, 7, e), e) for e in ids)[:k]
+        assert {(t, e) for _, e in final} <= forwarded

@@ -1,0 +1,349 @@
+"""Memory soak: the worker's RSS over a long run at a steady rate (issue 17 item 6, "flat memory").
+
+Starts the embedded broker and the shipped `stream-guard worker` (its own process, its judge processes under it),
+produces demo-shaped events (stream_guard/samples/demo.jsonl, fresh event ids, --tenants x --questions distinct
+tenant/question pairs cycling) at --rate per second for --minutes, reads every verdict back, and samples the
+resident set size of the worker and each judge process every --sample-seconds (from /proc). Reports, per process,
+the least-squares RSS slope in MiB per minute over the second half of the run (the first half holds start-up,
+model loading and caches filling to their bounds), and the verdicts received (none may be lost).
+
+--tracemalloc runs the worker (and its judges) under tracemalloc with a bench-only `sitecustomize` (on the
+worker's PYTHONPATH, nowhere in the package) that dumps a snapshot every --sample-seconds; at the end the script
+prints the allocation sites that grew most between the snapshot at half time and the last one, per process. It
+slows the worker and inflates RSS, so its slopes are not the figure; run it short, to find what grows.
+
+    .venv/bin/python bench/memory_soak.py [--rate 100] [--minutes 15] [--tenants 500] [--questions 50]
+    .venv/bin/python bench/memory_soak.py --rate 100 --minutes 4 --tracemalloc
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _data import (REPO, STREAM_WORKER_ENV, EmbeddedBroker, Reader, demo_events, die_with_parent,  # noqa: E402
+                   ensure_topics, free_port, load_config, machine, partition_key, start_producer, store_run)
+
+MIB = 1024 * 1024
+# Loaded by the worker and its spawned judges only when this directory is on their PYTHONPATH (--tracemalloc or
+# --census), never by the package: every SOAK_EVERY_S seconds, a tracemalloc snapshot (when tracing) or a census
+# (Python's allocated blocks, and the gc-tracked objects counted by type: cheap enough not to slow the worker).
+SITECUSTOMIZE = """
+import collections, gc, json, os, sys, threading, time, tracemalloc
+
+def _census():
+    counts = collections.Counter(type(o).__qualname__ for o in gc.get_objects())
+    return {"t": time.time(), "blocks": sys.getallocatedblocks(), "objects": sum(counts.values()),
+            "types": dict(counts.most_common(200))}
+
+def _watch(folder, every):
+    n = 0
+    while True:
+        time.sleep(every)
+        if tracemalloc.is_tracing():
+            tracemalloc.take_snapshot().dump(os.path.join(folder, f"{os.getpid()}-{n:04d}.snap"))
+        else:
+            with open(os.path.join(folder, f"{os.getpid()}.census"), "a") as fh:
+                fh.write(json.dumps(_census()) + "\\n")
+        n += 1
+
+if os.environ.get("SOAK_SNAPSHOT_DIR"):
+    threading.Thread(target=_watch, args=(os.environ["SOAK_SNAPSHOT_DIR"], float(os.environ["SOAK_EVERY_S"])),
+                     daemon=True, name="soak-watch").start()
+"""
+
+
+# --- events -----------------------------------------------------------------------------------------------------
+
+
+def event(rows: list[dict[str, Any]], i: int, tenants: int, questions: int, run: str) -> dict[str, Any]:
+    """The i-th event: a demo row under one of `tenants` tenants and `questions` question variants per tenant,
+    cycling, so per-tenant and per-question structures see every pair many times over a run."""
+    row = rows[i % len(rows)]
+    tenant, variant = i % tenants, (i // tenants) % questions
+    return {**row, "event_id": f"{run}-{i}", "tenant": f"tenant-{tenant:04d}",
+            "question": f"{row['question']} (case {variant})", "produced_at": int(time.time() * 1000)}
+
+
+# --- processes ---------------------------------------------------------------------------------------------------
+
+
+def rss_bytes(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def children(pid: int) -> list[int]:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for task in tasks:
+        try:
+            out += [int(p) for p in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+def process_name(pid: int, worker: int) -> str:
+    if pid == worker:
+        return "worker"
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return f"child {pid}"
+    if "resource_tracker" in cmd:
+        return f"resource tracker {pid}"
+    return f"judge {pid}" if "multiprocessing" in cmd else f"child {pid}"
+
+
+def slope_mib_per_min(samples: list[tuple[float, int]]) -> float | None:
+    """Least-squares slope of RSS against time, in MiB per minute."""
+    if len(samples) < 3:
+        return None
+    n = len(samples)
+    mt = sum(t for t, _ in samples) / n
+    mr = sum(r for _, r in samples) / n
+    var = sum((t - mt) ** 2 for t, _ in samples)
+    if not var:
+        return None
+    cov = sum((t - mt) * (r - mr) for t, r in samples)
+    return round(cov / var * 60 / MIB, 3)
+
+
+def start_worker(broker: str, tmp: Path, env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    command = shutil.which("stream-guard", path=str(Path(sys.executable).parent)) or "stream-guard"
+    log = open(tmp / "worker.log", "wb")
+    return subprocess.Popen(
+        [command, "worker", "--broker", broker, "--data-dir", str(tmp / "data"), "--web-port", str(port),
+         "--ner", "spacy", "--loglevel", "warning", "--name", "soak"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
+
+
+def wait_ready(proc: subprocess.Popen[bytes], port: int, tmp: Path, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"worker exited {proc.returncode}; log in {tmp / 'worker.log'}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"worker not ready after {timeout:.0f} s; log in {tmp / 'worker.log'}")
+
+
+# --- the run -----------------------------------------------------------------------------------------------------
+
+
+async def soak(settings: Any, worker: int, args: argparse.Namespace, run: str) -> dict[str, Any]:
+    rows = demo_events()
+    total = int(args.rate * args.minutes * 60)
+    reader = await Reader(settings.broker, [settings.topics.verdicts]).start()
+    producer = await start_producer(settings.broker)
+    wanted = {f"{run}-{i}" for i in range(total)}
+    seen: set[str] = set()
+    duplicates = 0
+    samples: dict[str, list[tuple[float, int]]] = {}
+    started = time.perf_counter()
+
+    async def send() -> None:
+        pending = []
+        for i in range(total):
+            delay = started + i / args.rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            line = orjson.dumps(event(rows, i, args.tenants, args.questions, run))
+            pending.append(await producer.send(settings.topics.answers, line, key=partition_key(line)))
+            if len(pending) >= 200:
+                await asyncio.gather(*pending)
+                pending.clear()
+        await asyncio.gather(*pending)
+
+    async def sample() -> None:
+        while True:
+            now = time.perf_counter() - started
+            for pid in [worker, *children(worker)]:
+                rss = rss_bytes(pid)
+                if rss is not None:
+                    samples.setdefault(process_name(pid, worker), []).append((now, rss))
+            print(f"  {now / 60:5.1f} min  sent≈{min(total, int(now * args.rate))}  verdicts {len(seen)}  "
+                  + "  ".join(f"{k} {v[-1][1] / MIB:.1f}" for k, v in samples.items()), flush=True)
+            await asyncio.sleep(args.sample_seconds)
+
+    sending = asyncio.create_task(send())
+    sampling = asyncio.create_task(sample())
+    end = started + args.minutes * 60
+    while not (sending.done() and wanted <= seen) and time.perf_counter() < end + args.drain_seconds:
+        for record in await reader.poll(0.2):
+            event_id = orjson.loads(record.value)["event_id"]
+            if event_id not in wanted:
+                continue
+            if event_id in seen:
+                duplicates += 1
+            seen.add(event_id)
+    sampling.cancel()
+    await sending
+    await producer.stop()
+    await reader.stop()
+    half = args.minutes * 30
+    per_process = {}
+    for name, series in samples.items():
+        second = [(t, r) for t, r in series if half <= t <= args.minutes * 60]
+        per_process[name] = {
+            "rss_start_mib": round(series[0][1] / MIB, 1), "rss_half_mib": round(second[0][1] / MIB, 1) if second
+            else None, "rss_end_mib": round(series[-1][1] / MIB, 1),
+            "slope_second_half_mib_per_min": slope_mib_per_min(second), "samples": len(series)}
+    return {"events": total, "verdicts": len(wanted & seen), "lost": len(wanted - seen), "duplicates": duplicates,
+            "processes": per_process,
+            "rss_series_mib": {k: [(round(t, 1), round(r / MIB, 2)) for t, r in v] for k, v in samples.items()}}
+
+
+def tracemalloc_report(folder: Path, top: int = 15) -> dict[str, list[str]]:
+    """Per process: the allocation sites that grew most between the snapshot at half time and the last."""
+    import tracemalloc
+
+    by_pid: dict[str, list[Path]] = {}
+    for snap in sorted(folder.glob("*.snap")):
+        by_pid.setdefault(snap.name.split("-")[0], []).append(snap)
+    report = {}
+    for pid, snaps in by_pid.items():
+        if len(snaps) < 2:
+            continue
+        first = tracemalloc.Snapshot.load(str(snaps[len(snaps) // 2]))
+        last = tracemalloc.Snapshot.load(str(snaps[-1]))
+        keep = [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "<frozen importlib*")]
+        stats = last.filter_traces(keep).compare_to(first.filter_traces(keep), "traceback")
+        lines = []
+        for stat in stats[:top]:
+            frames = [f"{f.filename.replace(str(REPO) + '/', '')}:{f.lineno}" for f in stat.traceback[-6:]]
+            lines.append(f"{stat.size_diff / 1024:+.0f} KiB ({stat.count_diff:+d} blocks) " + " <- ".join(
+                reversed(frames)))
+        report[pid] = lines
+    return report
+
+
+def census_report(folder: Path, half_at: float) -> dict[str, dict[str, Any]]:
+    """Per process: Python's allocated blocks and gc-tracked objects at half time and at the end, and the object
+    types that grew most in between; growth of RSS that Python's blocks do not show is native (RocksDB, the
+    allocator, extension buffers)."""
+    report = {}
+    for path in sorted(folder.glob("*.census")):
+        rows = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+        if len(rows) < 2:
+            continue
+        first = next((r for r in rows if r["t"] >= half_at), rows[len(rows) // 2])
+        last = rows[-1]
+        grown = sorted(((last["types"].get(k, 0) - first["types"].get(k, 0), k) for k in last["types"]), reverse=True)
+        minutes = (last["t"] - first["t"]) / 60 or 1
+        blocks, objects = last["blocks"] - first["blocks"], last["objects"] - first["objects"]
+        report[path.stem] = {
+            "summary": f"blocks {first['blocks']} -> {last['blocks']} ({blocks / minutes:+.0f}/min), gc objects "
+                       f"{first['objects']} -> {last['objects']} ({objects / minutes:+.0f}/min) over {minutes:.1f} min",
+            "types_grown": [f"{k}: {first['types'].get(k, 0)} -> {last['types'][k]}" for d, k in grown[:12] if d > 0]}
+    return report
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rate", type=float, default=100.0, help="events per second (default 100)")
+    parser.add_argument("--minutes", type=float, default=15.0, help="how long to produce (default 15)")
+    parser.add_argument("--tenants", type=int, default=500)
+    parser.add_argument("--questions", type=int, default=50, help="question variants per tenant")
+    parser.add_argument("--sample-seconds", type=float, default=5.0)
+    parser.add_argument("--drain-seconds", type=float, default=120.0, help="wait this long for the last verdicts")
+    parser.add_argument("--tracemalloc", action="store_true", help="find what grows (slows the worker)")
+    parser.add_argument("--census", action="store_true",
+                        help="count Python's blocks and objects by type in the worker every 6 samples (cheap)")
+    parser.add_argument("--label", help="store the run under this label in bench/results/memory_soak.json")
+    args = parser.parse_args()
+
+    scratch = REPO / "stream-guard-data"  # git-ignored; /tmp is shared and may be swept under us
+    scratch.mkdir(exist_ok=True)
+    run = f"soak{uuid.uuid4().hex[:6]}"
+    with tempfile.TemporaryDirectory(prefix="soak-", dir=scratch) as tmp_name, EmbeddedBroker() as embedded:
+        tmp = Path(tmp_name)
+        env = {**os.environ, **STREAM_WORKER_ENV, "STREAM_GUARD_APP_ID": f"{run}-guard",
+               **{f"STREAM_GUARD_TOPIC_{t.upper()}": f"{run}.{t}"
+                  for t in ("answers", "verdicts", "alerts", "dlq", "metrics")}}
+        if args.tracemalloc or args.census:
+            hook, snaps = tmp / "hook", tmp / "snapshots"
+            hook.mkdir()
+            snaps.mkdir()
+            (hook / "sitecustomize.py").write_text(SITECUSTOMIZE)
+            env.update(SOAK_SNAPSHOT_DIR=str(snaps), SOAK_EVERY_S=str(args.sample_seconds * 6),
+                       PYTHONPATH=os.pathsep.join(filter(None, [str(hook), env.get("PYTHONPATH")])))
+            if args.tracemalloc:
+                env["PYTHONTRACEMALLOC"] = "8"
+        settings = load_config(env=env, stream={"broker": embedded.bootstrap}).stream
+        asyncio.run(ensure_topics(settings))
+        port = free_port()
+        load_before = os.getloadavg()
+        proc = start_worker(embedded.bootstrap, tmp, env, port)
+        try:
+            wait_ready(proc, port, tmp)
+            soak_started = time.time()
+            result = asyncio.run(soak(settings, proc.pid, args, run))
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        load_after = os.getloadavg()
+        traced = tracemalloc_report(tmp / "snapshots") if args.tracemalloc else None
+        census = census_report(tmp / "snapshots", soak_started + args.minutes * 30) if args.census else None
+
+    command = "bench/memory_soak.py " + " ".join(sys.argv[1:])
+    out = {"machine": machine(), "command": command, "rate": args.rate, "minutes": args.minutes,
+           "tenants": args.tenants, "questions": args.questions, "tracemalloc": args.tracemalloc,
+           "environment": {k: v for k, v in os.environ.items() if k.startswith(("STREAM_GUARD_", "MALLOC_"))},
+           "load_average_before": load_before, "load_average_after": load_after, **result}
+    print(f"\n{command}: {result['verdicts']} of {result['events']} verdicts, {result['lost']} lost, "
+          f"{result['duplicates']} duplicates; load average {load_before[0]:.1f} -> {load_after[0]:.1f}")
+    for name, figures in result["processes"].items():
+        print(f"  {name}: RSS {figures['rss_start_mib']} -> {figures['rss_half_mib']} -> {figures['rss_end_mib']} "
+              f"MiB; second-half slope {figures['slope_second_half_mib_per_min']} MiB/min")
+    if traced:
+        out["tracemalloc_growth"] = traced
+        for pid, lines in traced.items():
+            print(f"\ngrowth in process {pid} (half time -> end):")
+            for line in lines:
+                print("  " + line)
+    if census:
+        out["census"] = census
+        for pid, figures in census.items():
+            print(f"\ncensus of process {pid} (half time -> end): {figures['summary']}")
+            for line in figures["types_grown"]:
+                print("  " + line)
+    if args.label:
+        print(f"\nwrote {store_run('memory_soak', args.label, out)}")
+    return 0 if result["lost"] == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
