@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Iterator
 
+from stream_guard.text.ner import loading_model
+
 # A judge process whose batch takes longer than this many times the batch's CPU budget in wall time is
 # taken to be stuck in native code (the CPU timer cannot interrupt that) and is replaced. Wall time runs
 # ahead of CPU time on a busy machine: 2 cores shared by the broker, the worker and its judge can give the
@@ -76,7 +78,7 @@ def _on_gc(phase: str, info: dict[str, int]) -> None:
 
 
 def _cannot_raise_in(frame: FrameType | None) -> bool:
-    if _collecting:
+    if _collecting or loading_model():  # a model load runs to its end (the event then stops, the next fits)
         return True
     callbacks = {getattr(callback, "__code__", None) for callback in gc.callbacks}
     while frame is not None:  # the other gc callbacks (after ours has seen "stop"), and finalisers

@@ -285,8 +285,27 @@ def _load_spacy(model: str) -> tuple[Any, threading.Lock]:
         return _load_spacy_once(model)
 
 
+# Models being loaded in this process. A per-event CPU budget (engine/budget.py) lets a load finish rather than
+# stop it midway: an interrupted load is not cached, so the next event would start it again and never fit.
+_loading = 0
+
+
+def loading_model() -> bool:
+    """Whether a spaCy model is being loaded in this process right now."""
+    return _loading > 0
+
+
 @lru_cache(maxsize=4)
 def _load_spacy_once(model: str) -> tuple[Any, threading.Lock]:
+    global _loading
+    _loading += 1
+    try:
+        return _load_spacy_pipeline(model)
+    finally:
+        _loading -= 1
+
+
+def _load_spacy_pipeline(model: str) -> tuple[Any, threading.Lock]:
     # The lock travels with the pipeline: every recognizer sharing it must serialise on the same object.
     import spacy  # deferred: importing spaCy costs about a second
 

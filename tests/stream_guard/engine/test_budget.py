@@ -117,3 +117,26 @@ def test_a_budget_running_out_inside_a_gc_callback_stops_the_event_after_the_cal
     finally:
         gc.callbacks.remove(slow_callback)
     assert in_callback and not unraisable
+
+
+def test_a_model_load_runs_to_its_end_and_the_event_stops_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An interrupted load is not cached: every next event would start it again and never fit its budget (the
+    # first event of a `check --ner spacy` naming someone timed out whenever the machine was busy).
+    from stream_guard.text import ner
+
+    def load_for(cpu_s: float) -> None:
+        monkeypatch.setattr(ner, "_loading", 1)
+        try:
+            started = time.process_time()
+            while time.process_time() - started < cpu_s:
+                sum(range(1000))
+            loaded.append(True)
+        finally:
+            monkeypatch.setattr(ner, "_loading", 0)
+
+    loaded: list[bool] = []
+    with pytest.raises(OverBudget):
+        with CpuBudget(20).limit():
+            load_for(0.15)  # well past the budget, not stopped
+            spin_forever()  # the event's own work: stopped
+    assert loaded == [True]
