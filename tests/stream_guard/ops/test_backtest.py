@@ -182,14 +182,16 @@ def test_the_page_is_self_contained_and_shows_its_plots_in_a_browser(html_report
 def test_ctrl_c_leaves_a_report_that_says_it_is_partial(tmp_path: Path) -> None:
     out = tmp_path / "out"
     # Four copies of the file (ids made unique), so the run is still going when the signal lands however busy
-    # the machine is (one copy finished first, now and then, under a parallel test run).
+    # the machine is.
     rows = [orjson.loads(line) for line in (DATA / "ragtruth_dev.jsonl").read_bytes().splitlines() if line.strip()]
     long_file = tmp_path / "long.jsonl"
     long_file.write_bytes(b"".join(orjson.dumps({**row, "id": f"{row['id']}-{copy}"}) + b"\n"
                                    for copy in range(4) for row in rows))
     proc = subprocess.Popen([sys.executable, "-m", "stream_guard", "backtest", "--file",
                              str(long_file), "--out", str(out), "--ner", "regex", "--jobs", "1",
-                             "--json-only", "-q"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             "--json-only", "-q"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            # a pytest-xdist worker ignores SIGINT, and a child would inherit that: not a user's shell
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     verdicts = out / "verdicts.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not verdicts.exists() or verdicts.stat().st_size < 20_000):

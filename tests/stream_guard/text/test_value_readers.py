@@ -123,11 +123,14 @@ def test_readers_never_fail_on_arbitrary_text(text: str) -> None:
 @pytest.mark.parametrize("read", READERS, ids=lambda r: r.__name__)
 @pytest.mark.parametrize("atom", ["9 am ", "Mon-", "every ", "may not ", "except ", "up to ", "(30) ", "1:", "a"])
 def test_readers_stay_linear(read: Callable[[str], object], atom: str) -> None:
-    def cost(n: int) -> float:
-        text = "The store " + atom * n + " end."
-        started = time.process_time()
-        read(text)
-        return time.process_time() - started
+    def cost(n: int) -> float:  # the least of three runs: one run can absorb a collection or a preemption
+        runs = []
+        for run in range(3):
+            text = f"The store {atom * n} end {run}."  # a new text each run: the readers cache by text
+            started = time.process_time()
+            read(text)
+            runs.append(time.process_time() - started)
+        return min(runs)
 
     cost(100)
     small, large = cost(1000), cost(8000)
