@@ -59,7 +59,6 @@ from _data import REPO, machine, store_run  # noqa: E402
 CLI = _data.CLI
 SUPPORT_EVENTS = 2000
 SAMPLE_EVENTS = 40  # events under callgrind (about 50x slower than native)
-DEMO = REPO / "stream_guard" / "samples" / "demo.jsonl"
 SCRATCH = REPO / "stream-guard-data"  # git-ignored
 
 
@@ -78,14 +77,7 @@ def ragtruth_lines(data: Path) -> list[bytes]:
 
 def support_lines(n: int = SUPPORT_EVENTS) -> list[bytes]:
     """The demo's valid events (it also shows two broken ones) repeated to n, with fresh event ids."""
-    rows = []
-    for line in DEMO.read_bytes().splitlines():
-        try:
-            row = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if row.get("answer"):
-            rows.append(row)
+    rows = _data.demo_events()
     return [orjson.dumps({**rows[i % len(rows)], "event_id": f"{rows[i % len(rows)]['event_id']}#{i}"})
             for i in range(n)]
 
