@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,9 @@ def test_a_table_written_in_multi_record_batches_is_restored_key_by_key(
                         lambda rs: sum(r["event_id"].startswith("second-") for r in rs) >= len(questions), timeout=90)
     histories = {r["event_id"]: r["checks"]["drift"]["details"]["history"] for r in verdicts
                  if r["event_id"].startswith("second-")}
-    lag = reader.series("stream_guard_consumer_lag")
+    deadline = time.monotonic() + 30  # lag is sampled periodically: a quick run can finish before the first sample
+    while not (lag := reader.series("stream_guard_consumer_lag")) and time.monotonic() < deadline:
+        time.sleep(0.5)
     assert reader.stop() == 0, reader.log_tail()
     assert [k for k, n in histories.items() if n != 1] == []  # every key restored
     assert lag and all(value >= 0 for _, value in lag)
