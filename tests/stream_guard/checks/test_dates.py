@@ -6,14 +6,13 @@ from stream_guard.checks.alignment import ContradictionView
 from stream_guard.checks.dates import analyze_dates, dates_agree, extract_dates
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import Finding
+from contradictions import values
 
 
 def dates(context: str | list[str], answer: str) -> list[Finding]:
     return analyze_dates(ContradictionView(Inspection.build("", context, answer)))
 
 
-def values(findings: list[Finding]) -> list[tuple[str | None, str | None, str | None]]:
-    return [(f.kind, f.answer_value, f.source_value) for f in findings]
 
 
 def test_different_founding_year() -> None:

@@ -1,15 +1,13 @@
 from __future__ import annotations
 
-from stream_guard.checks.alignment import ContradictionView
+from contradictions import found_by
+
 from stream_guard.checks.exceptions import analyze_exceptions
-from stream_guard.text.inspection import Inspection
 
 OFFICE = "The office is open every day except public holidays."
 
 
-def found(context: str, answer: str) -> list[tuple[str | None, str | None, str | None]]:
-    view = ContradictionView(Inspection.build("", context, answer))
-    return [(f.kind, f.answer_value, f.source_value) for f in analyze_exceptions(view)]
+found = found_by(analyze_exceptions)
 
 
 def test_including_what_the_source_excepts_is_a_contradiction() -> None:

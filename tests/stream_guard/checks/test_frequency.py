@@ -1,15 +1,13 @@
 from __future__ import annotations
 
-from stream_guard.checks.alignment import ContradictionView
+from contradictions import found_by
+
 from stream_guard.checks.frequency import analyze_frequency
-from stream_guard.text.inspection import Inspection
 
 DOSAGE = "Adults: take one 500 mg tablet twice daily with food for ten days."
 
 
-def found(context: str, answer: str) -> list[tuple[str | None, str | None, str | None]]:
-    view = ContradictionView(Inspection.build("", context, answer))
-    return [(f.kind, f.answer_value, f.source_value) for f in analyze_frequency(view)]
+found = found_by(analyze_frequency)
 
 
 def test_another_frequency_is_a_contradiction_naming_both() -> None:

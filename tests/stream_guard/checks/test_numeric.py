@@ -6,14 +6,13 @@ from stream_guard.checks.alignment import ContradictionView
 from stream_guard.checks.numeric import analyze_numeric
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import Finding, FindingType
+from contradictions import values
 
 
 def numeric(context: str | list[str], answer: str) -> list[Finding]:
     return list(analyze_numeric(ContradictionView(Inspection.build("", context, answer))).findings)
 
 
-def values(findings: list[Finding]) -> list[tuple[str | None, str | None, str | None]]:
-    return [(f.kind, f.answer_value, f.source_value) for f in findings]
 
 
 def test_return_window_30_vs_14_days() -> None:

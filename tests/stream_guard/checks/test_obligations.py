@@ -1,16 +1,14 @@
 from __future__ import annotations
 
-from stream_guard.checks.alignment import ContradictionView
+from contradictions import found_by
+
 from stream_guard.checks.obligations import analyze_obligations
-from stream_guard.text.inspection import Inspection
 
 NDA = "The Receiving Party shall not disclose Confidential Information to any third party."
 NOTICE = "The tenant must give sixty days' notice before moving out."
 
 
-def found(context: str, answer: str) -> list[tuple[str | None, str | None, str | None]]:
-    view = ContradictionView(Inspection.build("", context, answer))
-    return [(f.kind, f.answer_value, f.source_value) for f in analyze_obligations(view)]
+found = found_by(analyze_obligations)
 
 
 def test_permission_obligation_and_prohibition_conflict() -> None:

@@ -1,16 +1,14 @@
 from __future__ import annotations
 
-from stream_guard.checks.alignment import ContradictionView
+from contradictions import found_by
+
 from stream_guard.checks.schedules import analyze_schedules
-from stream_guard.text.inspection import Inspection
 
 SUPPORT = "Our support team is available Monday to Friday, 9 am to 5 pm Eastern Time."
 PHARMACY = "Pharmacy hours: weekdays 8:00 am to 9:00 pm; Saturday 9:00 am to 6:00 pm; closed on Sundays."
 
 
-def found(context: str, answer: str) -> list[tuple[str | None, str | None, str | None]]:
-    view = ContradictionView(Inspection.build("", context, answer))
-    return [(f.kind, f.answer_value, f.source_value) for f in analyze_schedules(view)]
+found = found_by(analyze_schedules)
 
 
 def test_other_hours_days_or_zone_are_contradictions_naming_both() -> None:
