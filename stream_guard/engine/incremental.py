@@ -21,7 +21,6 @@ answer to fallback or discard after every sentence was released.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -31,6 +30,7 @@ from stream_guard.config.detector import Limits
 from stream_guard.engine.pipeline import Guard
 from stream_guard.heal.result import CONTRADICTION_PATCH, ENTITY_SCRUB, HealingResult
 from stream_guard.scoring.quality import ACCEPT, HEALED_ACCEPT, QualityScore
+from stream_guard.text.analysis import BoundedLRU
 from stream_guard.text.inspection import Inspection
 from stream_guard.text.sentences import split_sentences
 from stream_guard.wire.events import AnswerEvent, EventError, decode_event
@@ -149,21 +149,16 @@ def decode_header(raw: bytes, limits: Limits) -> AnswerEvent:
     return decode_event(orjson.dumps({**obj, "answer": "-"}), limits)
 
 
-_bases: OrderedDict[str, Inspection] = OrderedDict()
+_bases: BoundedLRU[str, Inspection] = BoundedLRU(STREAMS_CACHED, STREAMS_CACHED)  # by count: weight 1 each
 
 
 def _base(guard: Guard, stream: str, header: bytes) -> Inspection:
     """The stream's question and context, analysed once per process (header: as `open_stream` accepted it)."""
-    base = _bases.get(stream)
-    if base is not None:
-        _bases.move_to_end(stream)
-        return base
-    event = decode_header(header, guard.config.limits)
-    base = Inspection.build(event.question, event.context, "", event.citations, event.tenant).analysed()
-    _bases[stream] = base
-    while len(_bases) > STREAMS_CACHED:
-        _bases.popitem(last=False)
-    return base
+    def analyse() -> Inspection:
+        event = decode_header(header, guard.config.limits)
+        return Inspection.build(event.question, event.context, "", event.citations, event.tenant).analysed()
+
+    return _bases.get_or_make(stream, analyse, 1)
 
 
 def open_stream(guard: Guard, stream: str, header: bytes) -> dict[str, str] | None:
