@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Iterator
 
-from stream_guard.text.ner import loading_model
+from stream_guard.text.ner import loading_model, model_load_cpu_s
 
 # A judge process whose batch takes longer than this many times the batch's CPU budget in wall time is
 # taken to be stuck in native code (the CPU timer cannot interrupt that) and is replaced. Wall time runs
@@ -55,6 +55,10 @@ class OverBudget(BaseException):
 class _Scope:
     started: float
     budget_s: float
+    loads_before: float  # model_load_cpu_s() when the scope opened: a model load is the process's, not the event's
+
+    def spent(self) -> float:
+        return time.process_time() - self.started - (model_load_cpu_s() - self.loads_before)
 
 
 _active = threading.local()
@@ -78,7 +82,7 @@ def _on_gc(phase: str, info: dict[str, int]) -> None:
 
 
 def _cannot_raise_in(frame: FrameType | None) -> bool:
-    if _collecting or loading_model():  # a model load runs to its end (the event then stops, the next fits)
+    if _collecting or loading_model():  # a model load runs to its end, even when the event was over before it
         return True
     callbacks = {getattr(callback, "__code__", None) for callback in gc.callbacks}
     while frame is not None:  # the other gc callbacks (after ours has seen "stop"), and finalisers
@@ -92,7 +96,7 @@ def _on_sigprof(signum: int, frame: FrameType | None) -> None:
     scope = _main_scope
     if scope is None:  # a timer that fired as its scope closed: nothing to stop any more
         return
-    spent = time.process_time() - scope.started
+    spent = scope.spent()
     if spent < scope.budget_s:  # the timer runs on the kernel's tick accounting and can fire a tick or two
         signal.setitimer(signal.ITIMER_PROF, max(scope.budget_s - spent, 0.001))  # early: wait the rest
         return
@@ -117,7 +121,7 @@ def _install() -> None:
 def _enforced(budget_s: float) -> Iterator[None]:
     global _main_scope
     _install()
-    _main_scope = _Scope(time.process_time(), budget_s)
+    _main_scope = _Scope(time.process_time(), budget_s, model_load_cpu_s())
     signal.setitimer(signal.ITIMER_PROF, budget_s)
     try:
         yield
@@ -128,13 +132,13 @@ def _enforced(budget_s: float) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _measured(budget_s: float) -> Iterator[None]:
-    started = time.thread_time()
+    started, loads_before = time.thread_time(), model_load_cpu_s()
     _active.scope = True
     try:
         yield
     finally:
         _active.scope = False
-    spent = time.thread_time() - started
+    spent = time.thread_time() - started - (model_load_cpu_s() - loads_before)
     if spent > budget_s:
         raise OverBudget(spent * 1000.0, budget_s * 1000.0)
 

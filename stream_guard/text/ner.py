@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import threading
+import time
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import Any, Iterable, Literal, Protocol, Sequence
@@ -285,9 +286,11 @@ def _load_spacy(model: str) -> tuple[Any, threading.Lock]:
         return _load_spacy_once(model)
 
 
-# Models being loaded in this process. A per-event CPU budget (engine/budget.py) lets a load finish rather than
-# stop it midway: an interrupted load is not cached, so the next event would start it again and never fit.
+# Models being loaded in this process, and the CPU their loads took. A per-event CPU budget (engine/budget.py)
+# lets a load finish rather than stop it midway (an interrupted load is not cached, so the next event would
+# start it again and never fit), and does not charge the load to the event that happened to need it first.
 _loading = 0
+_load_cpu_s = 0.0
 
 
 def loading_model() -> bool:
@@ -295,13 +298,23 @@ def loading_model() -> bool:
     return _loading > 0
 
 
+def model_load_cpu_s() -> float:
+    """CPU seconds this process has spent loading spaCy models, loads in progress included."""
+    return _load_cpu_s + (time.process_time() - _load_started if _loading else 0.0)
+
+
+_load_started = 0.0
+
+
 @lru_cache(maxsize=4)
 def _load_spacy_once(model: str) -> tuple[Any, threading.Lock]:
-    global _loading
+    global _loading, _load_cpu_s, _load_started
     _loading += 1
+    _load_started = time.process_time()
     try:
         return _load_spacy_pipeline(model)
     finally:
+        _load_cpu_s += time.process_time() - _load_started
         _loading -= 1
 
 
