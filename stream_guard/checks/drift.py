@@ -14,6 +14,7 @@ between two regimes the window has already seen. Fewer prior answers than the mi
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from stream_guard.checks.base import elapsed_ms
@@ -39,6 +40,14 @@ def consensus(window: Sequence[Fingerprint], threshold: float) -> list[Fingerpri
     """The medoid of `window` and every entry within `threshold` of it, oldest first."""
     keep = _consensus_indices([features(fp) for fp in window], threshold)
     return [window[j] for j in keep]
+
+
+# The consensus of a window is asked again by each re-inspection of the event's repairs, and by the next event
+# when no answer was delivered in between: kept for the most recent windows (each at most drift_compare_last
+# fingerprints' features).
+@lru_cache(maxsize=1024)
+def _window_consensus(window: tuple[Features, ...], threshold: float) -> tuple[int, ...]:
+    return tuple(_consensus_indices(window, threshold))
 
 
 def _consensus_indices(window: Sequence[Features], threshold: float) -> list[int]:
@@ -79,7 +88,7 @@ class DriftCheck:
         current = fingerprint(inspection.answer)
         mine, theirs = features(current), [features(fp) for fp in window]
         distances = [features_distance(mine, other) for other in theirs]
-        keep = _consensus_indices(theirs, cfg.drift_threshold)
+        keep = _window_consensus(tuple(theirs), cfg.drift_threshold)
         agreed = [window[j] for j in keep]
         delta = sum(distances[j] for j in keep) / len(keep)
         mean_similarity = sum(1.0 - d for d in distances) / len(distances)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.words import content_words
@@ -195,13 +196,29 @@ def extract_claims(answer: str, sentences: list[str] | None = None, question: st
         return [Claim(text=asked, sentence=split[0].strip())] if content_words(asked) else []
     for sentence in split:
         for line in sentence.splitlines():
-            if not is_claim_sentence(line):
-                continue
-            core = strip_meta(line)
-            if not core or not is_claim_sentence(core) or not content_words(core):
-                continue
-            out.extend(Claim(text=part, sentence=line.strip()) for part in split_compound(core))
+            out.extend(_line_claims(line))
     return out
+
+
+# A line's claims depend on the line alone. A repair keeps most of an answer's lines and every check that reads
+# claims asks again, so each distinct line is read once per process (bounded: lines past the limit are not kept).
+_MAX_CACHED_LINE = 1024
+
+
+def _line_claims(line: str) -> tuple[Claim, ...]:
+    return _cached_line_claims(line) if len(line) <= _MAX_CACHED_LINE else _read_line_claims(line)
+
+
+def _read_line_claims(line: str) -> tuple[Claim, ...]:
+    if not is_claim_sentence(line):
+        return ()
+    core = strip_meta(line)
+    if not core or not is_claim_sentence(core) or not content_words(core):
+        return ()
+    return tuple(Claim(text=part, sentence=line.strip()) for part in split_compound(core))
+
+
+_cached_line_claims = lru_cache(maxsize=8192)(_read_line_claims)
 
 
 def split_claims(answer: str) -> list[str]:

@@ -457,6 +457,9 @@ def read_markup(text: str, ids: frozenset[str] = frozenset()) -> Markup:
     return _read(text, ids)
 
 
+# A repair is read again by each step of the healer (re-inspection, pruning what is left, the refusal check):
+# an answer without markup is read once per process while it is recent, as one with markup is (_read).
+@lru_cache(maxsize=4096)
 def _plain_only(text: str) -> Markup:
     sentences = tuple(Sentence(s, a, b, PROSE, 0) for a, b, s in _spans(text, 0, len(text)))
     block = _Block(PROSE, 0, len(text), 0, len(text))
