@@ -70,14 +70,25 @@ class BoundedLRU(Generic[_K, _V]):
         return len(self._items)
 
     def get_or_make(self, key: _K, make: Callable[[], _V], weight: int) -> _V:
+        found = self.get(key)
+        if found is not None:
+            return found
+        value = make()
+        self.put(key, value, weight)
+        return value
+
+    def get(self, key: _K) -> _V | None:
+        """The value kept for `key` (now the most recently used), or None."""
         with self._lock:
             found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-                return found[0]
-        value = make()
+            if found is None:
+                return None
+            self._items.move_to_end(key)
+            return found[0]
+
+    def put(self, key: _K, value: _V, weight: int) -> None:
         if weight > self.max_weight:
-            return value  # larger than the whole cache: used once, never kept
+            return  # larger than the whole cache: used once, never kept
         with self._lock:
             old = self._items.pop(key, None)
             if old is not None:
@@ -87,7 +98,6 @@ class BoundedLRU(Generic[_K, _V]):
             while len(self._items) > self.max_entries or self.weight > self.max_weight:
                 _, (_, dropped) = self._items.popitem(last=False)
                 self.weight -= dropped
-        return value
 
     def clear(self) -> None:
         with self._lock:

@@ -23,7 +23,7 @@ from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import Any, Iterable, Literal, Protocol, Sequence
 
-from stream_guard.text.analysis import ASCII_WORD_RE
+from stream_guard.text.analysis import ASCII_WORD_RE, BoundedLRU
 from stream_guard.text.inspection import Entity, Inspection
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.words import STOP_WORDS
@@ -333,6 +333,11 @@ def _load_spacy_pipeline(model: str) -> tuple[Any, threading.Lock]:
     return nlp, threading.Lock()
 
 
+# How many texts (mostly answer windows of a few words) a recognizer keeps the entities of, and their characters.
+SEEN_TEXTS = 4096
+SEEN_CHARS = 1_000_000
+
+
 class SpacyRecognizer:
     """spaCy statistical NER (only the `ner` pipe), plus the shared citation regexes and titled people.
 
@@ -353,6 +358,9 @@ class SpacyRecognizer:
         self._fallback = fallback
         self._pipeline: tuple[Any, threading.Lock] | None = None
         self._failed: EntityRecognizer | None = None
+        # A text's entities depend on the text alone: answers and their windows repeat (one question asked
+        # again, a repair keeping its sentences), so each distinct text is read by the model once while recent.
+        self._seen: BoundedLRU[str, tuple[Entity, ...]] = BoundedLRU(SEEN_TEXTS, SEEN_CHARS)
 
     @property
     def name(self) -> str:
@@ -382,10 +390,17 @@ class SpacyRecognizer:
             assert self._failed is not None
             return self._failed.extract(texts)
         assert self._pipeline is not None
-        nlp, lock = self._pipeline
-        with lock:  # spaCy pipelines are not documented as thread-safe
-            docs = list(nlp.pipe(texts, batch_size=self._batch_size))
-        return [self._entities(text, doc) for text, doc in zip(texts, docs)]
+        kept = [self._seen.get(text) for text in texts]
+        missing = list(dict.fromkeys(text for text, entities in zip(texts, kept) if entities is None))
+        read: dict[str, tuple[Entity, ...]] = {}
+        if missing:
+            nlp, lock = self._pipeline
+            with lock:  # spaCy pipelines are not documented as thread-safe
+                docs = list(nlp.pipe(missing, batch_size=self._batch_size))
+            read = {text: self._entities(text, doc) for text, doc in zip(missing, docs)}
+            for text, entities in read.items():
+                self._seen.put(text, entities, len(text))
+        return [read[text] if entities is None else entities for text, entities in zip(texts, kept)]
 
     def _entities(self, text: str, doc: Any) -> tuple[Entity, ...]:
         accepted = _citations(text)
