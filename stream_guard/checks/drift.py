@@ -86,9 +86,9 @@ class DriftCheck:
             return self._quiet(base | {"reason": "not enough history"}, started)
 
         current = fingerprint(inspection.answer)
-        mine, theirs = features(current), [features(fp) for fp in window]
+        mine = features(current)
+        theirs, keep = self._window(inspection, history, window)
         distances = [features_distance(mine, other) for other in theirs]
-        keep = _window_consensus(tuple(theirs), cfg.drift_threshold)
         agreed = [window[j] for j in keep]
         delta = sum(distances[j] for j in keep) / len(keep)
         mean_similarity = sum(1.0 - d for d in distances) / len(distances)
@@ -113,6 +113,19 @@ class DriftCheck:
             details=details,
             latency_ms=elapsed_ms(started),
         )
+
+    def _window(self, inspection: Inspection, history: Sequence[Fingerprint], window: list[Fingerprint],
+                ) -> tuple[tuple[Features, ...], tuple[int, ...]]:
+        """The window's features and consensus, once per event: the re-inspections of its repairs share the
+        inspection's memo and are judged against the same `history` object."""
+        key = ("drift window", id(history), self.config.drift_threshold)
+        kept = inspection.memo.get(key)
+        if isinstance(kept, tuple) and kept[0] is history:  # the same object, not another one at a reused id
+            return kept[1], kept[2]
+        theirs = tuple(features(fp) for fp in window)
+        keep = _window_consensus(theirs, self.config.drift_threshold)
+        inspection.memo[key] = (history, theirs, keep)
+        return theirs, keep
 
     def _quiet(self, details: dict[str, Any], started: float) -> CheckResult:
         return CheckResult(name=self.name, score=0.0, flagged=False, details=details, latency_ms=elapsed_ms(started))

@@ -34,6 +34,7 @@ benchmark can refit and cross-validate from what `stream-guard check` wrote.
 from __future__ import annotations
 
 import math
+from collections import abc
 import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -65,7 +66,7 @@ class Observation:
 def _part(check: Any, key: str, default: Any = None) -> Any:
     if check is None:
         return default
-    if isinstance(check, Mapping):
+    if isinstance(check, abc.Mapping):  # typing.Mapping's isinstance goes through typing's own checks: slower
         return check.get(key, default)
     return getattr(check, key, default)
 
