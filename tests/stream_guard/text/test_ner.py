@@ -162,6 +162,33 @@ def test_spacy_offsets_and_batches_match_single_calls() -> None:
         assert all(text[e.start : e.end] == e.text for e in entities)
 
 
+def test_spacy_reads_each_distinct_text_once_and_keeps_a_bounded_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    _spacy_or_skip()
+    monkeypatch.setattr(ner, "SEEN_TEXTS", 0)  # keeps nothing: every call reads every text
+    uncached = ner.SpacyRecognizer()
+    monkeypatch.setattr(ner, "SEEN_TEXTS", 2)
+    recognizer = ner.SpacyRecognizer()
+    recognizer.load()
+    assert recognizer._pipeline is not None
+    nlp, lock = recognizer._pipeline
+    read: list[str] = []
+
+    class Counting:
+        def pipe(self, texts, **kwargs):  # type: ignore[no-untyped-def]
+            read.extend(texts)
+            return nlp.pipe(texts, **kwargs)
+
+    recognizer._pipeline = (Counting(), lock)
+    merkel = "Angela Merkel visited Paris."
+    first = recognizer.extract([SEED, merkel, SEED])
+    assert read == [SEED, merkel]  # a text repeated in one batch is read once
+    assert first == uncached.extract([SEED, merkel, SEED])
+    assert recognizer.extract([merkel, SEED]) == [first[1], first[0]]
+    assert read == [SEED, merkel]  # and not again while it is kept
+    recognizer.extract(["Olaf Scholz met Emmanuel Macron.", "Tim Cook spoke in Cupertino.", merkel])
+    assert len(recognizer._seen) == 2
+
+
 def test_spacy_is_thread_safe() -> None:
     recognizer = _spacy_or_skip()
     expected = recognizer.extract([SEED])[0]
