@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/dev_rows.py --out /tmp/dev ragtruth_dev ragtruth_d2t_dev halueval_qa_dev
     .venv/bin/stream-guard calibrate --labels /tmp/dev/ragtruth_dev.jsonl /tmp/dev/ragtruth_d2t_dev.jsonl \\
-        /tmp/dev/halueval_qa_dev.jsonl --ner spacy --write-default
+        /tmp/dev/halueval_qa_dev.jsonl --ner spacy --write-default --rows "development rows, locked slice excluded"
 
 Each file keeps its name (calibrate names its sources by file name) and its rows' order.
 """
