@@ -319,23 +319,28 @@ def fit(
 
 def _place_offsets(model: ScoreModel, observations: Sequence[Observation], labels: Sequence[int],
                    keep_rate: float, threshold: float) -> ScoreModel:
-    """Offsets so that, in every kind of task, `keep_rate` of the faithful answers that have a finding and that
-    no hard signal flags score below `threshold`: no kind pays for another's base rate or score scale, and one
-    threshold keeps the same share in each. (An answer with no finding scores nothing and is kept whatever the
-    offset; counting them would let a kind whose faithful answers mostly copy the source, such as short
-    extractive answers, flag every answer with anything unsupported in it, paraphrases included.) A kind with
-    no such answers keeps the offset fitted, or borrows its nearest kind's."""
+    """Offsets so that, in every kind of task, `keep_rate` of the faithful answers that no hard signal flags
+    score below `threshold`: no kind pays for another's base rate or score scale, and one threshold keeps the same
+    share in each. An answer with no finding scores nothing and is kept whatever the offset. Long answers count
+    only those with a finding (nearly all of them have one; counting the rest would move the threshold for
+    nothing). A short extractive answer is one claim: a faithful one copies its source and mostly has no finding
+    at all, and what it adds that no source mentions is the answer itself. Its kind counts all its faithful
+    answers, so its offset flags the least supported ones among those with a finding until `keep_rate` of all
+    remain (over the few with a finding alone, 99.6% of HaluEval's faithful answers were kept and 0.43 of its
+    hallucinated ones caught). A kind with no such answers keeps the offset fitted, or borrows its nearest kind's."""
     import numpy as np
 
     target = _logit(threshold)
     offsets = dict(model.offsets)
     for kind in KINDS:
         free = [o for o, y in zip(observations, labels)
-                if not y and o.kind == kind and o.finding and not (o.signals - {"drift"})]
-        if not free:
+                if not y and o.kind == kind and not (o.signals - {"drift"}) and (o.finding or kind == SHORT)]
+        if not any(o.finding for o in free):
             continue
         base = model.offset(kind)
-        z = np.array([model.logit(o.values, kind) - base for o in free])
+        found = [model.logit(o.values, kind) - base for o in free if o.finding]
+        # A short answer with no finding is kept whatever the offset: it counts as the least supported one.
+        z = np.array(found + [min(found)] * sum(not o.finding for o in free))
         # Just under: the answer at the quantile (and any tied with it) scores below the threshold, so is kept.
         offsets[kind] = target - float(np.quantile(z, min(max(keep_rate, 0.0), 1.0))) - 1e-6
     return ScoreModel(**{**{f: getattr(model, f) for f in model.__struct_fields__}, "offsets": offsets})

@@ -175,3 +175,20 @@ def test_a_claim_contradicting_a_record_is_a_hard_signal():
 def test_a_kind_the_model_was_not_fitted_for_borrows_the_nearest_offset():
     model = msgspec.structs.replace(DEFAULT_MODEL, offsets={"question": -1.5, "summary": -2.0})
     assert model.offset("short") == -1.5 and model.offset("record") == -1.5
+
+
+def test_short_answers_keep_their_share_of_all_faithful_answers_not_only_of_those_with_a_finding():
+    # Faithful short extractive answers mostly copy their source (no finding at all); a hallucinated one names
+    # something no source mentions. Counted over every faithful short answer, the offset flags the least
+    # supported answers with a finding while keep_rate of all the faithful ones remain.
+    obs, labels, _ = synthetic()
+    rng = random.Random(11)
+    faithful = [observe("short", 0.0) for _ in range(180)] + [observe("short", rng.uniform(0.3, 0.9)) for _ in range(20)]
+    hallucinated = [observe("short", rng.uniform(0.3, 1.0)) for _ in range(200)]
+    model = score_model.fit(obs + faithful + hallucinated, labels + [0] * 200 + [1] * 200, keep_rate=0.9)
+    kept = sum(score_model.score(o, model) < model.threshold for o in faithful) / len(faithful)
+    caught = sum(score_model.score(o, model) >= model.threshold for o in hallucinated) / len(hallucinated)
+    assert 0.9 <= kept < 0.92 and caught >= 0.9
+    # Long answers are unchanged by it: their offsets count their answers with a finding only.
+    without = score_model.fit(obs, labels, keep_rate=0.9)
+    assert {k: v for k, v in model.offsets.items() if k != "short"} == pytest.approx(without.offsets)
