@@ -362,7 +362,8 @@ def _details(groundings: list[ClaimGrounding], inspection: Inspection) -> dict[s
     overlaps = [round(g.overlap, 4) for g in groundings]
     best = [round(g.best_sentence_overlap, 4) for g in groundings]
     answer_stems = frozenset().union(*(g.stems for g in groundings)) if groundings else frozenset()
-    novel = answer_stems - inspection.context_stems
+    # Words the answer repeats from the question are the user's own; it adds only what neither holds.
+    novel = answer_stems - inspection.context_stems - inspection.question_stems
     return {
         "claims": len(groundings),
         "grounded": sum(g.grounded for g in groundings),

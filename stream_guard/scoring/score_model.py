@@ -88,15 +88,18 @@ def _kinds(check: Any) -> set[str]:
 
 def feature_values(checks: Mapping[str, Any]) -> dict[str, float]:
     """The evidence values of one answer from its checks (CheckResult objects or their JSON), with what the task
-    kind is read from (record, question, claim count) and the style quantities kept for analysis (`claims`,
-    `confidence`: no model reads them)."""
+    kind is read from (record, question, claim count, values the source states) and the style quantities kept for
+    analysis (`claims`, `confidence`: no model reads them)."""
     faith = checks.get("faithfulness")
     claims = _detail(faith, "claims")
     structured = 1.0 if _detail(faith, "structured") else 0.0
     question = 1.0 if _detail(faith, "has_question") else 0.0
     confidence = float(_part(checks.get("confidence"), "score", 0.5) or 0.5)
     values = {name: 0.0 for name in EVIDENCE}
-    values.update(structured=structured, has_question=question, confidence=confidence, claim_count=claims)
+    stated = _detail(checks.get("contradiction"), "numbers_checked") - _detail(checks.get("contradiction"),
+                                                                             "numbers_unsupported")
+    values.update(structured=structured, has_question=question, confidence=confidence, claim_count=claims,
+                  stated_values=max(stated, 0.0))
     if claims <= 0:
         return values
     ungrounded = 1.0 - float(_part(faith, "score", 1.0))
@@ -131,12 +134,15 @@ def has_finding(values: Mapping[str, float]) -> bool:
 def task_kind(values: Mapping[str, float], answer_words: int) -> str:
     """The shape of the task, from the event: a record described (data-to-text), a short extractive answer (a
     question answered in one claim of at most SHORT_ANSWER_WORDS words), a longer answer to a question, or
-    neither (a summary of a document)."""
+    neither (a summary of a document). A short answer stating a figure its source states (a number, a price, a
+    duration: "Returns are accepted within 14 days", "SKU-441 costs $49.99"; dates are not counted yet) is not
+    extractive: the figure is what it answers, the figure checks judge it, and its other words are its own
+    wording, read as any answer to a question's are."""
     if values.get("structured"):
         return RECORD
     if not values.get("has_question"):
         return SUMMARY
-    if values.get("claim_count", 0.0) <= 1 and answer_words <= SHORT_ANSWER_WORDS:
+    if values.get("claim_count", 0.0) <= 1 and answer_words <= SHORT_ANSWER_WORDS and not values.get("stated_values"):
         return SHORT
     return QUESTION
 

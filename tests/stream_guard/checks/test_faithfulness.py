@@ -178,3 +178,10 @@ def test_a_price_verb_is_grounded_with_the_price_it_introduces() -> None:
         assert details["novel_stems"] == 0 and details["claim_overlaps"] == [1.0], answer
     wrong = run("SKU-441 costs $59.99.", context, question="What is the price of SKU-441?")
     assert wrong.details["missing_numbers"] == ["$59.99"] and wrong.details["novel_stems"] > 0
+
+
+def test_words_the_answer_repeats_from_the_question_are_not_novel() -> None:
+    context = ["The summer sale runs from June 1, 2024 to June 30, 2024."]
+    asked = run("The summer sale ends on June 30, 2024.", context, question="When does the summer sale end?")
+    unasked = run("The summer sale ends on June 30, 2024.", context, question="How long is the summer sale?")
+    assert asked.details["novel_stems"] == 0 and unasked.details["novel_stems"] == 1

@@ -88,6 +88,17 @@ def test_the_task_kind_is_read_from_the_event():
     assert kind({"has_question": 1.0, "claim_count": 1}, 4) == "short"
     assert kind({"has_question": 1.0, "claim_count": 1}, score_model.SHORT_ANSWER_WORDS + 1) == "question"
     assert kind({"has_question": 1.0, "claim_count": 3}, 20) == "question"
+    # "Returns are accepted within 14 days": a value the source states is what a short answer answers.
+    assert kind({"has_question": 1.0, "claim_count": 1, "stated_values": 1.0}, 8) == "question"
+
+
+def test_a_short_paraphrase_around_a_stated_value_is_not_flagged_for_its_wording():
+    context = ["Our return policy allows returns within 14 days of purchase."]
+    detector = HallucinationDetector(DetectorConfig(db_path=":memory:", ner="regex"), history=MemoryHistory())
+    assert not detector.inspect("How long is the return window?", context,
+                                "Returns are accepted within 14 days of purchase.").flagged
+    assert detector.inspect("Which sport did they play?", ["Jack Sock is a professional tennis player."],
+                            "Jack Sock played squash.").flagged
 
 
 def test_fit_learns_the_separating_feature_and_places_the_operating_point():
