@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from stream_guard.config.score_model import EVIDENCE, KINDS, ScoreModel
+from stream_guard.text.claims import is_bare_reply
 
 _CAP = 4.0
 # A short extractive answer: a question answered in one claim of at most this many words ("Violanta", "The
@@ -99,7 +100,7 @@ def feature_values(checks: Mapping[str, Any]) -> dict[str, float]:
     stated = _detail(checks.get("contradiction"), "numbers_checked") - _detail(checks.get("contradiction"),
                                                                              "numbers_unsupported")
     values.update(structured=structured, has_question=question, confidence=confidence, claim_count=claims,
-                  stated_values=max(stated, 0.0))
+                  stated_values=max(stated, 0.0), novel_words=_detail(faith, "novel_stems"))
     if claims <= 0:
         return values
     ungrounded = 1.0 - float(_part(faith, "score", 1.0))
@@ -134,15 +135,12 @@ def has_finding(values: Mapping[str, float]) -> bool:
 def task_kind(values: Mapping[str, float], answer_words: int) -> str:
     """The shape of the task, from the event: a record described (data-to-text), a short extractive answer (a
     question answered in one claim of at most SHORT_ANSWER_WORDS words), a longer answer to a question, or
-    neither (a summary of a document). A short answer stating a figure its source states (a number, a price, a
-    duration: "Returns are accepted within 14 days", "SKU-441 costs $49.99"; dates are not counted yet) is not
-    extractive: the figure is what it answers, the figure checks judge it, and its other words are its own
-    wording, read as any answer to a question's are."""
+    neither (a summary of a document)."""
     if values.get("structured"):
         return RECORD
     if not values.get("has_question"):
         return SUMMARY
-    if values.get("claim_count", 0.0) <= 1 and answer_words <= SHORT_ANSWER_WORDS and not values.get("stated_values"):
+    if values.get("claim_count", 0.0) <= 1 and answer_words <= SHORT_ANSWER_WORDS:
         return SHORT
     return QUESTION
 
@@ -170,10 +168,29 @@ def active_signals(checks: Mapping[str, Any], confident_but_unfaithful: bool) ->
     return frozenset(out)
 
 
+# A bare reply's evidence that is only about how its claim (the question's proposition) is spread over the source
+# sentences: an answer to a two-hop question ("Were both Roth and Corman authors?" "Yes") joins two of them.
+_COVERAGE_ONLY = ("weakest_claim", "mean_weakness")
+
+
+def short_finding(values: Mapping[str, float], answer: str) -> bool:
+    """Whether a short extractive answer has a finding. One that states a figure its source states and none it
+    does not, with at most one word of its own around it ("Returns are accepted within 14 days"), answers with
+    that figure: the figure checks judge it, and the word is its wording (more is a claim of its own: "exactly 14
+    days to return a damaged item for a full refund"; dates are not counted yet). A bare yes or no has a finding
+    only when its proposition has a word or figure no source states, or is not grounded."""
+    if values.get("stated_values") and not values.get("unsupported_figures") and values.get("novel_words", 0) <= 1:
+        return False
+    if is_bare_reply(answer):
+        return any(values.get(name, 0.0) > 0.0 for name in EVIDENCE if name not in _COVERAGE_ONLY)
+    return has_finding(values)
+
+
 def observation(checks: Mapping[str, Any], confident_but_unfaithful: bool, answer: str = "") -> Observation:
     values = feature_values(checks)
-    return Observation(values, active_signals(checks, confident_but_unfaithful),
-                       task_kind(values, len(answer.split())), has_finding(values))
+    kind = task_kind(values, len(answer.split()))
+    finding = short_finding(values, answer) if kind == SHORT else has_finding(values)
+    return Observation(values, active_signals(checks, confident_but_unfaithful), kind, finding)
 
 
 def observation_from_verdict(verdict: Mapping[str, Any]) -> Observation:
@@ -332,8 +349,8 @@ def _place_offsets(model: ScoreModel, observations: Sequence[Observation], label
     nothing). A short extractive answer is one claim: a faithful one copies its source and mostly has no finding
     at all, and what it adds that no source mentions is the answer itself. Its kind counts all its faithful
     answers, so its offset flags the least supported ones among those with a finding until `keep_rate` of all
-    remain (over the few with a finding alone, 99.6% of HaluEval's faithful answers were kept and 0.43 of its
-    hallucinated ones caught). A kind with no such answers keeps the offset fitted, or borrows its nearest kind's."""
+    remain, or every one with a finding when those without one are share enough (over the few with a finding
+    alone, 0.995 of HaluEval's faithful answers were kept and 0.43 of its hallucinated ones caught). A kind with no such answers keeps the offset fitted, or borrows its nearest kind's."""
     import numpy as np
 
     target = _logit(threshold)
@@ -345,8 +362,14 @@ def _place_offsets(model: ScoreModel, observations: Sequence[Observation], label
             continue
         base = model.offset(kind)
         found = [model.logit(o.values, kind) - base for o in free if o.finding]
+        unfound = len(free) - len(found)
+        if unfound >= keep_rate * len(free):
+            # Answers with no finding alone keep the share: every answer with one reaches the threshold (its
+            # evidence adds at least 0 to the offset).
+            offsets[kind] = target + 1e-6
+            continue
         # A short answer with no finding is kept whatever the offset: it counts as the least supported one.
-        z = np.array(found + [min(found)] * sum(not o.finding for o in free))
+        z = np.array(found + [min(found)] * unfound)
         # Just under: the answer at the quantile (and any tied with it) scores below the threshold, so is kept.
         offsets[kind] = target - float(np.quantile(z, min(max(keep_rate, 0.0), 1.0))) - 1e-6
     return ScoreModel(**{**{f: getattr(model, f) for f in model.__struct_fields__}, "offsets": offsets})

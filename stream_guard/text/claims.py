@@ -120,6 +120,11 @@ GENERIC_WORDS: frozenset[str] = frozenset(
 _BARE_REPLY_RE = re.compile(r"\s*+(?:yes|no|yep|nope|correct|incorrect|true|false)\s*+[.!]?\s*+", re.IGNORECASE)
 _QUESTION_END_RE = re.compile(r"[?\s]++$")
 
+
+def is_bare_reply(answer: str) -> bool:
+    """"Yes", "no.", "Correct": a reply that asserts the question's proposition or its denial."""
+    return _BARE_REPLY_RE.fullmatch(answer) is not None
+
 _MIN_CLAUSE_WORDS = 6
 _MIN_CLAUSE_CONTENT = 3
 
@@ -196,7 +201,7 @@ def extract_claims(answer: str, sentences: list[str] | None = None, question: st
     Y authors"), so it is grounded through the question, not read as the word "yes"."""
     out: list[Claim] = []
     split = split_sentences(answer) if sentences is None else sentences
-    if question.strip() and len(split) == 1 and _BARE_REPLY_RE.fullmatch(split[0]):
+    if question.strip() and len(split) == 1 and is_bare_reply(split[0]):
         asked = _QUESTION_END_RE.sub("", question.strip())
         return [Claim(text=asked, sentence=split[0].strip())] if content_words(asked) else []
     for sentence in split:

@@ -88,8 +88,6 @@ def test_the_task_kind_is_read_from_the_event():
     assert kind({"has_question": 1.0, "claim_count": 1}, 4) == "short"
     assert kind({"has_question": 1.0, "claim_count": 1}, score_model.SHORT_ANSWER_WORDS + 1) == "question"
     assert kind({"has_question": 1.0, "claim_count": 3}, 20) == "question"
-    # "Returns are accepted within 14 days": a value the source states is what a short answer answers.
-    assert kind({"has_question": 1.0, "claim_count": 1, "stated_values": 1.0}, 8) == "question"
 
 
 def test_a_short_paraphrase_around_a_stated_value_is_not_flagged_for_its_wording():
@@ -99,6 +97,10 @@ def test_a_short_paraphrase_around_a_stated_value_is_not_flagged_for_its_wording
                                 "Returns are accepted within 14 days of purchase.").flagged
     assert detector.inspect("Which sport did they play?", ["Jack Sock is a professional tennis player."],
                             "Jack Sock played squash.").flagged
+    # A two-hop yes joins two source sentences: no single one states it whole, and nothing in it is unsupported.
+    assert not detector.inspect("Were both Joseph Roth and Cid Corman authors?",
+                                ["Joseph Roth was an Austrian journalist and novelist, the author of many books.",
+                                 "Cid Corman was an American poet, translator and editor, and an author."], "yes").flagged
 
 
 def test_fit_learns_the_separating_feature_and_places_the_operating_point():
