@@ -6,28 +6,7 @@ import argparse
 
 import pytest
 
-from stream_guard.cli import STREAMING_COMMANDS, main
-
-COMMANDS = ("check", "backtest", "calibrate", "serve", *STREAMING_COMMANDS)
-
-
-class _Parsed(Exception):
-    pass
-
-
-def parser_of(command: str, monkeypatch: pytest.MonkeyPatch) -> argparse.ArgumentParser:
-    """The parser a command builds, caught when it parses (before it does anything)."""
-    seen: list[argparse.ArgumentParser] = []
-
-    def catch(self: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
-        seen.append(self)
-        raise _Parsed
-
-    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", catch)
-    monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", catch)
-    with pytest.raises(_Parsed):
-        main([command])
-    return seen[-1]
+from cli_parsers import COMMANDS, parser_of
 
 
 @pytest.mark.parametrize("command", COMMANDS)
