@@ -46,7 +46,8 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATASETS, add_data_option, chunks_of, judge, machine, read_jsonl, read_rows, split_rows, store_run  # noqa: E402
+from _data import (DATASETS, add_data_option, chunks_of, judge, machine, read_jsonl, read_rows,  # noqa: E402
+                   split_rows, store_run)
 
 TYPED_VALUES = Path(__file__).resolve().parent / "data" / "typed_values.jsonl"
 CATCH, KEEP = "catch", "keep"
