@@ -16,13 +16,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATASETS, read_rows, split_rows, write_jsonl  # noqa: E402
+from _data import DATASETS, add_data_option, read_rows, split_rows, write_jsonl  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", default=list(DATASETS), help=f"labelled files (default {' '.join(DATASETS)})")
     parser.add_argument("--out", required=True, help="folder to write <name>.jsonl into")
+    add_data_option(parser)
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
