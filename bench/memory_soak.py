@@ -12,6 +12,12 @@ worker's PYTHONPATH, nowhere in the package) that dumps a snapshot every --sampl
 prints the allocation sites that grew most between the snapshot at half time and the last one, per process. It
 slows the worker and inflates RSS, so its slopes are not the figure; run it short, to find what grows.
 
+--census counts Python's blocks and objects by type in the worker, and records glibc's own figures (mallinfo2:
+bytes in use against bytes freed but kept, which tells a leak from fragmentation) and RocksDB's memory properties
+summed over the worker's table partitions. --memray AFTER,FOR traces the worker's allocations with native stacks
+from minute AFTER for FOR minutes (`pip install memray` in the venv: not a dependency) and prints what that
+window allocated and never freed, by site.
+
     .venv/bin/python bench/memory_soak.py [--rate 100] [--minutes 15] [--tenants 500] [--questions 50]
     .venv/bin/python bench/memory_soak.py --rate 100 --minutes 4 --tracemalloc
 """
