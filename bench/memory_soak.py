@@ -72,9 +72,13 @@ _ROCKSDB = ("rocksdb.cur-size-all-mem-tables", "rocksdb.block-cache-usage", "roc
 def _rocksdb(objects):
     # RocksDB's own memory figures, summed over every table partition a Faust store holds open (each partition
     # has its own block cache, so the cache figure sums too).
-    totals, dbs = dict.fromkeys(_ROCKSDB, 0), 0
+    # A shared cache reports the same usage through each database: its figures come once, from the budget.
+    totals, dbs, shared = dict.fromkeys(_ROCKSDB, 0), 0, {}
     for o in objects:
-        if type(o).__module__ == "faust.stores.rocksdb" and type(o).__name__ == "Store":
+        if any(c.__module__ == "faust.stores.rocksdb" and c.__name__ == "Store" for c in type(o).__mro__):
+            memory = getattr(o.rocksdb_options, "memory", None)
+            if memory is not None:
+                shared[id(memory)] = memory.usage()
             for db in list(getattr(o, "_dbs", {}).values()):
                 dbs += 1
                 for name in _ROCKSDB:
@@ -82,7 +86,12 @@ def _rocksdb(objects):
                         totals[name] += int(db.property_int_value(name) or 0)
                     except Exception:
                         pass
-    return {"dbs": dbs, **{k.split(".", 1)[1]: v for k, v in totals.items()}}
+    figures = {"dbs": dbs, **{k.split(".", 1)[1]: v for k, v in totals.items()}}
+    for usage in shared.values():
+        figures.update({f"shared {k}": figures.get(f"shared {k}", 0) + v for k, v in usage.items()})
+        figures.pop("block-cache-usage", None)
+        figures.pop("block-cache-pinned-usage", None)
+    return figures
 
 def _census():
     objects = gc.get_objects()
