@@ -33,8 +33,9 @@ test: $(STAMP) browser
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # The long runs (minutes each, marked `long`): 20,000 unkeyed events with SIGTERM mid-stream and a restart, three
-# times; the monitoring replay and restore from the changelogs; the wheel installed beside openai-agents in a
-# fresh virtual environment. CI (.ci/run) runs them after `make test`.
+# times; the monitoring replay and restore from the changelogs; the dashboard's all-tenants view at 10,000
+# tenants; the wheel installed beside openai-agents in a fresh virtual environment. CI (.ci/run) runs them after
+# `make test`.
 test-long: $(STAMP)
 	$(BIN)/python -m pytest -m long $(PYTEST_ARGS)
 

@@ -1,4 +1,4 @@
-"""`stream-guard alerts --to URL [--format alertmanager|slack|json]`: the alerts topic, forwarded to a webhook.
+"""`stream-guard alerts --webhook URL [--format alertmanager|slack|json]`: the alerts topic, forwarded to a webhook.
 
 At least once: a consumer in the group `[alerts] group_id` reads the alerts topic, one alert at a time per
 partition and in order, POSTs it (formatted by stream_guard/ops/webhooks.py) and commits its offset only once the
@@ -25,6 +25,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -182,7 +183,9 @@ def _seconds(value: str | None) -> float | None:
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="stream-guard alerts",
                                      description="Forward the alerts topic to a webhook, at least once.")
-    parser.add_argument("--to", help="the webhook's URL ([alerts] to)")
+    parser.add_argument("--webhook", metavar="URL", help="the webhook's URL ([alerts] to)")
+    # `--from`/`--to` name a range in every command; `--to URL` keeps working for scripts that use it, with a warning.
+    parser.add_argument("--to", dest="old_to", metavar="URL", help="deprecated: --webhook")
     parser.add_argument("--format", choices=FORMATS, help="alertmanager, slack or json (default: [alerts] format, json)")
     parser.add_argument("--dashboard-url", help="where the dashboard is reached; alerts link to the tenant's page")
     parser.add_argument("--group", help="consumer group (default stream-guard-alerts)")
@@ -193,11 +196,13 @@ def parser() -> argparse.ArgumentParser:
 
 def cmd_alerts(argv: Sequence[str]) -> int:
     args = parser().parse_args(list(argv))
+    if args.old_to:
+        print("stream-guard alerts: --to is deprecated, use --webhook", file=sys.stderr)
     config = load(args.config, os.environ, stream={"broker": args.broker},
-                  alerts={"to": args.to, "format": args.format, "dashboard_url": args.dashboard_url,
+                  alerts={"to": args.webhook or args.old_to, "format": args.format, "dashboard_url": args.dashboard_url,
                           "group_id": args.group})
     if not config.alerts.to:
-        raise ConfigurationError("no webhook: pass --to URL (or set [alerts] to)")
+        raise ConfigurationError("no webhook: pass --webhook URL (or set [alerts] to)")
     if not config.stream.broker:
         raise ConfigurationError("no broker: pass --broker HOST:PORT or set STREAM_GUARD_BROKER")
     forwarder = Forwarder(config.alerts, config.stream)

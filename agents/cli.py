@@ -7,8 +7,10 @@ dispatches here.
     stream-guard produce    PATH [--topic T] [--broker HOST:PORT]
     stream-guard tail       verdicts|alerts|dlq|metrics|review|labels [--broker HOST:PORT] [--from-beginning]
                             [--max N] [--to-end]
-    stream-guard replay-dlq [--broker HOST:PORT] [--stage S] [--field F] [--from ...] [--dry-run] (agents/dlq.py)
-    stream-guard alerts     --to URL [--format alertmanager|slack|json] [--broker HOST:PORT] (agents/alert_forwarder.py)
+    stream-guard replay-dlq [--broker HOST:PORT] [--stage S] [--field F] [--from ...] [--to ...] [--dry-run]
+                            (agents/dlq.py)
+    stream-guard alerts     --webhook URL [--format alertmanager|slack|json] [--broker HOST:PORT]
+                            (agents/alert_forwarder.py)
 
 A broker comes from --broker, else STREAM_GUARD_BROKER. Without one, `worker` refuses to start (a worker
 that quietly ran on a private in-memory broker would look healthy while consuming nothing) unless asked

@@ -2,7 +2,7 @@
 raised), so that they get verdicts.
 
 A dead letter is the original record plus `sg-dlt-*` error headers (stream_guard/wire/deadletter.py); replaying
-one sends its key, value and every other header, unchanged, to the answers topic (or `--to`). Keyed records
+one sends its key, value and every other header, unchanged, to the answers topic (or `--topic`). Keyed records
 go to the partition their key maps to, so an event keyed by question hash is judged where it lands.
 
 Reading is by partition assignment, as a backtest reads (agents/replay.py): no consumer group, so nothing is
@@ -37,6 +37,7 @@ from stream_guard.errors import BrokerError, StreamGuardError, report
 from stream_guard.ops.sources import Bound, UsageError, parse_bound
 from stream_guard.wire.deadletter import Header, read_error, read_legacy, without_error_headers
 from stream_guard.config.load import load
+from stream_guard.config.relations import valid_topic
 from stream_guard.config.stream import StreamSettings
 
 
@@ -173,10 +174,9 @@ def cmd_replay_dlq(argv: Sequence[str]) -> int:
                     "headers) to the answers topic. Reads by assignment: no consumer group, nothing committed.")
     parser.add_argument("--broker", help="HOST:PORT[,HOST:PORT] (default: $STREAM_GUARD_BROKER)")
     parser.add_argument("--config", help="TOML file with a [stream] table (topic names, security)")
-    # --topic, as in `produce`: `--from`/`--to` name a range in every command (`--to` here was the topic: kept
-    # working for scripts that use it, with a warning).
+    # --topic, as in `produce`; `--from`/`--to` name a range, as in `backtest`. `--to TOPIC` (the old spelling of
+    # --topic) and `--to-offset` keep working for scripts that use them, with a warning.
     parser.add_argument("--topic", help="topic to send to (default: the answers topic)")
-    parser.add_argument("--to", dest="old_to", help="deprecated: --topic")
     parser.add_argument("--dlq", help="dead-letter topic to read (default: the configured one)")
     parser.add_argument("--stage", action="append", help="only these stages (decode, intake, judge, timeout, "
                                                          "label); repeat or comma-separate")
@@ -184,7 +184,9 @@ def cmd_replay_dlq(argv: Sequence[str]) -> int:
                                                          "context matches context[2].text); repeatable")
     parser.add_argument("--from", dest="start", help="dead-letter offset (123), offsets per partition (0:120,1:98) "
                                                      "or ISO-8601 time to start at (inclusive)")
-    parser.add_argument("--to-offset", dest="end", help="the same, where to stop (exclusive)")
+    parser.add_argument("--to", dest="end", help="the same, where to stop (exclusive); a topic name here is the "
+                                                 "deprecated spelling of --topic")
+    parser.add_argument("--to-offset", dest="old_end", help="deprecated: --to")
     parser.add_argument("--failed-since", help="only dead letters written at or after this ISO-8601 time")
     parser.add_argument("--failed-before", help="only dead letters written before this ISO-8601 time")
     parser.add_argument("--max", type=int, help="stop after N matching dead letters")
@@ -194,6 +196,25 @@ def cmd_replay_dlq(argv: Sequence[str]) -> int:
         return _replay(args)
     except StreamGuardError as exc:
         return report(exc, "stream-guard replay-dlq")
+
+
+def range_end(to: str | None, to_offset: str | None) -> tuple[Bound | None, str | None]:
+    """(where the range ends, a destination topic given the old way) from `--to` and the deprecated `--to-offset`.
+    `--to` once named the destination topic: a value that is no offset or time but is a topic name is read so,
+    with a warning (a topic name never holds ':', so only an all-digit topic name would be taken for an offset)."""
+    if to_offset:
+        print("stream-guard replay-dlq: --to-offset is deprecated, use --to", file=sys.stderr)
+    text = to or to_offset
+    if not text:
+        return None, None
+    try:
+        return parse_bound(text, "--to"), None
+    except UsageError:
+        if to is None or not valid_topic(to):
+            raise
+    print(f"stream-guard replay-dlq: --to {to} is deprecated for the destination topic, use --topic {to} "
+          "(--to ends the range, as in backtest)", file=sys.stderr)
+    return None, to
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -207,10 +228,8 @@ def _replay(args: argparse.Namespace) -> int:
     selection = Selection(_csv(args.stage), _csv(args.field), since.time_ms if since else None,
                           before.time_ms if before else None)
     start = parse_bound(args.start, "--from") if args.start else None
-    end = parse_bound(args.end, "--to-offset") if args.end else None
-    if args.old_to:
-        print("stream-guard replay-dlq: --to is deprecated, use --topic", file=sys.stderr)
-    dlq, to = args.dlq or settings.topics.dlq, args.topic or args.old_to or settings.topics.answers
+    end, old_topic = range_end(args.end, args.old_end)
+    dlq, to = args.dlq or settings.topics.dlq, args.topic or old_topic or settings.topics.answers
     try:
         summary = asyncio.run(replay_dead_letters(settings, dlq=dlq, to=to, start=start, end=end,
                                                   selection=selection, dry_run=args.dry_run, limit=args.max))

@@ -6,38 +6,15 @@ import asyncio
 import logging
 import time
 
-import faust
-
 from stream_guard.agents.app import GuardService, build_service
+from stream_guard.agents.faust_adapter import GuardWorker
 from stream_guard.agents.topics import ensure_topics, topic_retention_ms
 from stream_guard.config.detector import DetectorConfig
-from stream_guard.logs import json_handlers
 from stream_guard.config.monitor import MonitorSettings
 from stream_guard.config.stream import StreamSettings
 from stream_guard.engine.pool import Pool
 
 log = logging.getLogger(__name__)
-
-
-class _Worker(faust.Worker):
-    json_logs = False
-    shutdown_timeout_s = 20.0
-
-    def _on_sigterm(self) -> None:
-        self.app.begin_shutdown(self.shutdown_timeout_s)  # bounded, whatever the broker does (faust_adapter.py)
-        super()._on_sigterm()
-
-    def _on_sigint(self) -> None:
-        self.app.begin_shutdown(self.shutdown_timeout_s)
-        super()._on_sigint()
-
-    def on_setup_root_logger(self, logger: logging.Logger, level: int) -> None:
-        # Faust's terminal spinner sets the root logger to DEBUG so that it can spin on every record: every
-        # aiokafka debug call then builds a LogRecord only for the handler to drop it (~5 % of a busy
-        # worker's CPU, measured). Without the spinner the root logger keeps the level asked for.
-        self.spinner = None
-        if self.json_logs:  # mode has just installed its own (coloured) handler on the root logger
-            json_handlers(logger)
 
 
 def prepare(settings: StreamSettings, config: DetectorConfig, worker: str | None = None,
@@ -62,7 +39,7 @@ def run_worker(settings: StreamSettings, config: DetectorConfig, *, loglevel: st
     service = prepare(settings, config, worker, monitoring, retention)
     json_logs = settings.log_format == "json"
     # quiet: no start-up banner (a table of plain text on stdout) when every line must be JSON.
-    faust_worker = _Worker(service.app, loglevel=loglevel, loop=loop, quiet=json_logs)
+    faust_worker = GuardWorker(service.app, loglevel=loglevel, loop=loop, quiet=json_logs)
     faust_worker.json_logs = json_logs
     faust_worker.shutdown_timeout_s = settings.shutdown_timeout_s
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import platform
@@ -59,25 +60,53 @@ score_model = SimpleNamespace(
 )
 
 REPO = Path(__file__).resolve().parents[1]
+# The folder of the labelled files: `--data DIR` (add_data_option), else STREAM_GUARD_DATA, else ../shared/data.
 DATA_DIR = Path(os.environ.get("STREAM_GUARD_DATA", REPO.parent / "shared" / "data"))
+# Whether the user named the folder (--data or STREAM_GUARD_DATA): then a missing file is an error, not the sample.
+_data_chosen = "STREAM_GUARD_DATA" in os.environ
 # Shipped with the package (written for stream-guard, labels by construction): what the benchmarks fall back on
 # beside a fresh clone, so that each runs; its figures are not the README's, which come from the labelled data.
 SAMPLE = REPO / "stream_guard" / "samples" / "labelled.jsonl"
 _said: set[str] = set()
 
 
+def use_data(folder: Path) -> None:
+    """Read the labelled files from `folder` from now on (what `--data DIR` does)."""
+    global DATA_DIR, _data_chosen
+    if not folder.is_dir():
+        raise SystemExit(f"--data {folder}: not a folder (it must hold the labelled <name>.jsonl files)")
+    DATA_DIR, _data_chosen = folder, True
+
+
+class _DataFolder(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        use_data(Path(values))
+        setattr(namespace, self.dest, Path(values))
+
+
+def add_data_option(parser: argparse.ArgumentParser) -> None:
+    """The one `--data DIR` option of every benchmark that reads labelled data."""
+    parser.add_argument(
+        "--data", metavar="DIR", type=Path, action=_DataFolder, default=DATA_DIR,
+        help="folder of the labelled <name>.jsonl files (default: $STREAM_GUARD_DATA, else ../shared/data beside "
+             "the repository, else the shipped sample stream_guard/samples/labelled.jsonl)")
+
+
 def data_path(name: str) -> Path:
-    """The labelled file `name` in DATA_DIR; without STREAM_GUARD_DATA and without ../shared/data, the shipped
-    sample (said once on stderr). A STREAM_GUARD_DATA that lacks the file is an error."""
+    """The labelled file `name` in DATA_DIR; without --data, STREAM_GUARD_DATA and ../shared/data, the shipped
+    sample (said once on stderr). A folder the user named that lacks the file is an error."""
     path = DATA_DIR / f"{name}.jsonl"
     if path.exists():
         return path
-    if "STREAM_GUARD_DATA" in os.environ:
-        raise SystemExit(f"{path} not found: STREAM_GUARD_DATA must be the folder holding the labelled data")
+    if _data_chosen:
+        raise SystemExit(f"{path} not found: --data (or STREAM_GUARD_DATA) must be the folder holding the "
+                         "labelled data")
     if name not in _said:
         _said.add(name)
         print(f"{path} not found: {name} is the shipped sample {SAMPLE.relative_to(REPO)} instead (192 answers; "
-              "not the README's figures). Set STREAM_GUARD_DATA to the labelled data's folder.", file=sys.stderr)
+              "not the README's figures). Give --data DIR (or STREAM_GUARD_DATA) for the labelled data's folder.",
+              file=sys.stderr)
     return SAMPLE
 RESULTS_DIR = REPO / "bench" / "results"
 DATASETS = ("ragtruth_dev", "ragtruth_d2t_dev", "summedits_dev", "halueval_qa_dev")

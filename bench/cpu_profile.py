@@ -374,7 +374,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=_data.DATA_DIR, help="folder of the labelled files (optional)")
+    _data.add_data_option(parser)
     parser.add_argument("--seed", type=Path, help="folder holding the seed library's hallucination_detector.py")
     parser.add_argument("--seed-spacy", action="store_true",
                         help="the seed pointed at our spaCy weights too (its whole pipeline: about 80 ms/event)")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATASETS, development_events, machine, write_result  # noqa: E402
+from _data import DATASETS, add_data_option, development_events, machine, write_result  # noqa: E402
 
 from stream_guard.config.detector import DetectorConfig  # noqa: E402
 from stream_guard.engine.detector import HallucinationDetector  # noqa: E402
@@ -89,6 +89,7 @@ def main() -> None:
     parser.add_argument("--ner", default="regex", choices=("regex", "spacy"))
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--datasets", nargs="*", default=list(DATASETS))
+    add_data_option(parser)
     args = parser.parse_args()
     config = DetectorConfig(db_path=":memory:", ner=args.ner, log_flagged=False)
     detector = HallucinationDetector(config, history=MemoryHistory())

@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/dev_rows.py --out /tmp/dev ragtruth_dev ragtruth_d2t_dev halueval_qa_dev
     .venv/bin/stream-guard calibrate --labels /tmp/dev/ragtruth_dev.jsonl /tmp/dev/ragtruth_d2t_dev.jsonl \\
-        /tmp/dev/halueval_qa_dev.jsonl --ner spacy --write-default
+        /tmp/dev/halueval_qa_dev.jsonl --ner spacy --write-default --rows "development rows, locked slice excluded"
 
 Each file keeps its name (calibrate names its sources by file name) and its rows' order.
 """
@@ -16,13 +16,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATASETS, read_rows, split_rows, write_jsonl  # noqa: E402
+from _data import DATASETS, add_data_option, read_rows, split_rows, write_jsonl  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", default=list(DATASETS), help=f"labelled files (default {' '.join(DATASETS)})")
     parser.add_argument("--out", required=True, help="folder to write <name>.jsonl into")
+    add_data_option(parser)
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import load_events, machine, percentile, write_result  # noqa: E402
+from _data import add_data_option, load_events, machine, percentile, write_result  # noqa: E402
 
 from stream_guard.config.detector import DetectorConfig  # noqa: E402
 from stream_guard.engine.pipeline import Guard  # noqa: E402
@@ -40,6 +40,7 @@ def costs(ner: str) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ner", nargs="+", default=["regex", "spacy"])
+    add_data_option(parser)
     args = parser.parse_args()
     result: dict[str, object] = {"machine": machine()}
     for ner in args.ner:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import load_events, machine, percentile, write_result  # noqa: E402
+from _data import add_data_option, load_events, machine, percentile, write_result  # noqa: E402
 
 from stream_guard.config.detector import DetectorConfig  # noqa: E402
 from stream_guard.engine.detector import HallucinationDetector  # noqa: E402
@@ -69,6 +69,7 @@ def summary(costs: list[float]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    add_data_option(parser)
     args = parser.parse_args()
     events = load_events("ragtruth_dev")
     results: dict[str, dict[str, float]] = {}

@@ -22,7 +22,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import data_path, machine, write_result  # noqa: E402
+from _data import add_data_option, data_path, machine, write_result  # noqa: E402
 
 from stream_guard.config.load import build_config  # noqa: E402
 from stream_guard.engine.pool import Pool  # noqa: E402
@@ -56,6 +56,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=3, help="copies of the dataset per run")
     parser.add_argument("--ner", default="auto", choices=("auto", "spacy", "regex"))
+    add_data_option(parser)
     args = parser.parse_args()
     config = build_config(None, None, args.ner)
     lines = payloads(args.dataset, args.repeat)

@@ -23,7 +23,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import load_events, machine, write_result  # noqa: E402
+from _data import add_data_option, load_events, machine, write_result  # noqa: E402
 
 from stream_guard.config.detector import DetectorConfig  # noqa: E402
 from stream_guard.wire.events import decode_event  # noqa: E402
@@ -57,6 +57,7 @@ class DictStore:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
+    add_data_option(parser)
     args = parser.parse_args()
     events = load_events("ragtruth_dev")
     payloads = []

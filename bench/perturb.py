@@ -46,7 +46,8 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATASETS, chunks_of, judge, machine, read_jsonl, read_rows, split_rows, store_run  # noqa: E402
+from _data import (DATASETS, add_data_option, chunks_of, judge, machine, read_jsonl, read_rows,  # noqa: E402
+                   split_rows, store_run)
 
 TYPED_VALUES = Path(__file__).resolve().parent / "data" / "typed_values.jsonl"
 CATCH, KEEP = "catch", "keep"
@@ -409,6 +410,7 @@ def main() -> None:
     parser.add_argument("--label", default="current")
     parser.add_argument("--per-class", type=int, default=150, help="variants per class at most (default 150)")
     parser.add_argument("--verdicts", type=Path, help="also write every variant with its verdict here (JSONL)")
+    add_data_option(parser)
     args = parser.parse_args()
     started = time.perf_counter()
     faithful, made = synthetic(args.per_class)

@@ -37,7 +37,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import REPO, data_path, machine, percentile, process_cpu_seconds, write_result  # noqa: E402
+from _data import REPO, add_data_option, data_path, machine, percentile, process_cpu_seconds, write_result  # noqa: E402
 from _data import STREAM_PARTITIONS as PARTITIONS, STREAM_WORKER_ENV as WORKER_ENV  # noqa: E402
 
 from stream_guard.agents.clients import Reader, partition_key, start_producer  # noqa: E402
@@ -340,6 +340,7 @@ def main() -> int:
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--broker", help="an existing broker (default: the embedded one)")
     parser.add_argument("--rounds", type=int, default=1, help="repeat the throughput runs; ratios are medians")
+    add_data_option(parser)
     args = parser.parse_args()
 
     lines = dataset_lines(args.dataset, args.events)

@@ -69,6 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import (  # noqa: E402
     Example,
+    add_data_option,
     Fitting,
     choose_threshold,
     chunks_of,
@@ -367,6 +368,7 @@ def main() -> None:
     parser.add_argument("--locked", action="store_true", help="judge the locked slice (the lead, once, at the end)")
     parser.add_argument("--without-short", action="store_true",
                         help="leave the short-answer rows (halueval) out of the fitting")
+    add_data_option(parser)
     args = parser.parse_args()
     started = time.perf_counter()
     run: dict[str, Any] = {"rows": "locked" if args.locked else "development", "machine": machine(),

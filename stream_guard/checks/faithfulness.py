@@ -31,6 +31,7 @@ from stream_guard.text.analysis import ContextAnalysis
 from stream_guard.text.inspection import Inspection
 from stream_guard.text.quantities import Quantity, bears_out, comparable, extract_quantities, may_contain_quantity, same_value
 from stream_guard.text.quantities.bounds import BOUNDS
+from stream_guard.text.quantities.units import MONEY_UNITS
 from stream_guard.wire.report import CheckResult, Finding, FindingType
 from stream_guard.checks.record_claims import (
     FieldConflict,
@@ -190,7 +191,7 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
     timed = [any(t.minutes == c or {t.minutes, c} <= {0, 1440} for c in facts.clock) for t in times]
     often = frequencies(text)
     oftened = [any(f.agrees(c) for c in facts.frequencies) for f in often]
-    supported: list[_Span] = [q for q, ok in zip(quantities, verdicts) if ok]
+    supported: list[_Span] = [_with_price_verb(text, q) for q, ok in zip(quantities, verdicts) if ok]
     supported += [t for t, ok in zip(times, timed) if ok] + [f for f, ok in zip(often, oftened) if ok]
     missing = [q.text for q, ok in zip(quantities, verdicts) if not ok]
     missing += [t.text for t, ok in zip(times, timed) if not ok]
@@ -201,6 +202,26 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
 class _Span(Protocol):
     start: int
     end: int
+
+
+@dataclass(frozen=True)
+class _Stretch:
+    start: int
+    end: int
+
+
+# The words that only say "has this price" ("costs $49.99", "is priced at $49.99", "sells for $49.99"): once the
+# price agrees with the source, they state nothing more than the source's own wording of it does.
+_PRICE_VERB_RE = re.compile(r"\b(?:costs?|costing|priced(?:\s++at)?|(?:sells?|sold|retails?)\s++(?:at|for))\s*+$",
+                            re.IGNORECASE)
+
+
+def _with_price_verb(text: str, quantity: Quantity) -> _Span:
+    """A supported price with the verb that introduces it, whose words are grounded with it."""
+    if quantity.unit not in MONEY_UNITS:
+        return quantity
+    m = _PRICE_VERB_RE.search(text, 0, quantity.start)
+    return _Stretch(m.start(), quantity.end) if m else quantity
 
 
 def _strip_spans(text: str, spans: Sequence[_Span]) -> str:
@@ -341,7 +362,8 @@ def _details(groundings: list[ClaimGrounding], inspection: Inspection) -> dict[s
     overlaps = [round(g.overlap, 4) for g in groundings]
     best = [round(g.best_sentence_overlap, 4) for g in groundings]
     answer_stems = frozenset().union(*(g.stems for g in groundings)) if groundings else frozenset()
-    novel = answer_stems - inspection.context_stems
+    # Words the answer repeats from the question are the user's own; it adds only what neither holds.
+    novel = answer_stems - inspection.context_stems - inspection.question_stems
     return {
         "claims": len(groundings),
         "grounded": sum(g.grounded for g in groundings),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -44,6 +45,15 @@ def operating_points(scores: Sequence[float], examples: Sequence[Example]) -> li
                     f"            {_pct(m['hallucinated_caught'])}%       {_pct(m['precision'])}%  "
                     f"{_pct(m['recall'])}%")
     return rows
+
+
+def fitted_on(rows: Sequence[Labelled], which: str, backend: str, keep: float) -> str:
+    """What a fitted model records about its labels: each file with the number of its answers used, which rows of
+    the files these are when the caller says (a file name alone would claim the whole file), and how."""
+    counts = Counter(row.source for row in rows)
+    files = " + ".join(f"{source} ({n} answer{'' if n == 1 else 's'})" for source, n in counts.items())
+    return (f"{files}{': ' + which if which else ''}; {len(rows)} labelled answers, NER {backend}, keep {keep:.2f}, "
+            "by stream-guard calibrate")
 
 
 def _summary(name: str, m: Mapping[str, Any]) -> str:
@@ -88,6 +98,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="base configuration (TOML); its settings are carried into --out")
     p.add_argument("--preset", choices=sorted(PRESETS), help="base preset")
     p.add_argument("--ner", choices=("spacy", "regex", "auto"), help="entity recognizer (default auto)")
+    p.add_argument("--rows", default="", metavar="TEXT",
+                   help="which rows of the --labels files these are, recorded in the model's fitted_on beside each "
+                        "file's count (e.g. \"development rows, locked slice excluded\")")
     p.add_argument("--fixed-model", action="store_true", help="choose the threshold only; keep the score model")
     p.add_argument("--l2", type=float, default=1.0, help="L2 penalty of a refit (default 1.0)")
     p.add_argument("--folds", type=int, default=FOLDS, help=f"cross-validation folds (default {FOLDS})")
@@ -148,8 +161,7 @@ def _main(args: argparse.Namespace) -> int:
     for line in choice.notes:
         _say(line)
     refitted = choice.fitting.model is None
-    model, _ = choice.fitting.rule(examples, fitted_on=f"{'+'.join(sources)}, {len(rows)} labelled answers, NER "
-                                                       f"{backend}, keep {args.keep:.2f}, by stream-guard calibrate")
+    model, _ = choice.fitting.rule(examples, fitted_on=fitted_on(rows, args.rows, backend, args.keep))
     scores = scores_of(examples, model, config.drift_decides)
     _say(f"\nCross-validated ({args.folds} folds by group; threshold{' and model' if refitted else ''} chosen on "
          f"the other folds), keep >= {args.keep:.2f}:")

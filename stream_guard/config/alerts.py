@@ -1,5 +1,5 @@
-"""`[alerts]`: forwarding the alerts topic to a webhook (`stream-guard alerts --to URL`): where, in which shape,
-how hard to try, and where the alerts that cannot be delivered go.
+"""`[alerts]`: forwarding the alerts topic to a webhook (`stream-guard alerts --webhook URL`): where, in which
+shape, how hard to try, and where the alerts that cannot be delivered go.
 
 ```toml
 [alerts]
@@ -8,7 +8,7 @@ format = "alertmanager"                      # alertmanager | slack | json
 dashboard_url = "https://guard.example.com"  # each alert links to its tenant's page there
 ```
 
-Every key has an environment variable `STREAM_GUARD_ALERTS_<KEY>` (load.py); `--to` and `--format` override.
+Every key has an environment variable `STREAM_GUARD_ALERTS_<KEY>` (load.py); `--webhook` and `--format` override.
 """
 
 
@@ -29,7 +29,7 @@ class AlertSettings(Section, frozen=True):
     PREFIX: ClassVar[str] = "alerts."
 
     to: Annotated[str, Check(_url, "must be empty or an http:// or https:// URL"),
-                  Doc("The webhook's URL (`--to`).")] = ""
+                  Doc("The webhook's URL (`--webhook`).")] = ""
     format: Annotated[str, one_of(*FORMATS), Doc("alertmanager (its v2 API), slack (an incoming webhook) or json "
                                                  "(the alert record as it is).")] = "json"
     dashboard_url: Annotated[str, Check(_url, "must be empty or an http:// or https:// URL"),

@@ -23,7 +23,7 @@ import orjson
 # the same numbers.
 EVIDENCE: tuple[str, ...] = (
     "ungrounded_fraction",  # 1 - faithfulness score: share of claims the context does not support
-    "novel_fraction",  # share of the answer's content stems absent from the context
+    "novel_fraction",  # share of the answer's content stems absent from the context and the question
     "weakest_claim",  # 1 - coverage of the worst claim by its best single context sentence
     # log(1 + novel content stems) of an answer to a question or a record: long fabrications add up. Not for
     # summaries, whose count grows with their length (novel_fraction carries their novelty).

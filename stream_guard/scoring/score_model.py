@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from stream_guard.config.score_model import EVIDENCE, KINDS, ScoreModel
+from stream_guard.text.claims import is_bare_reply
 
 _CAP = 4.0
 # A short extractive answer: a question answered in one claim of at most this many words ("Violanta", "The
@@ -88,15 +89,18 @@ def _kinds(check: Any) -> set[str]:
 
 def feature_values(checks: Mapping[str, Any]) -> dict[str, float]:
     """The evidence values of one answer from its checks (CheckResult objects or their JSON), with what the task
-    kind is read from (record, question, claim count) and the style quantities kept for analysis (`claims`,
-    `confidence`: no model reads them)."""
+    kind is read from (record, question, claim count, values the source states) and the style quantities kept for
+    analysis (`claims`, `confidence`: no model reads them)."""
     faith = checks.get("faithfulness")
     claims = _detail(faith, "claims")
     structured = 1.0 if _detail(faith, "structured") else 0.0
     question = 1.0 if _detail(faith, "has_question") else 0.0
     confidence = float(_part(checks.get("confidence"), "score", 0.5) or 0.5)
     values = {name: 0.0 for name in EVIDENCE}
-    values.update(structured=structured, has_question=question, confidence=confidence, claim_count=claims)
+    stated = _detail(checks.get("contradiction"), "numbers_checked") - _detail(checks.get("contradiction"),
+                                                                             "numbers_unsupported")
+    values.update(structured=structured, has_question=question, confidence=confidence, claim_count=claims,
+                  stated_values=max(stated, 0.0), novel_words=_detail(faith, "novel_stems"))
     if claims <= 0:
         return values
     ungrounded = 1.0 - float(_part(faith, "score", 1.0))
@@ -164,10 +168,29 @@ def active_signals(checks: Mapping[str, Any], confident_but_unfaithful: bool) ->
     return frozenset(out)
 
 
+# A bare reply's evidence that is only about how its claim (the question's proposition) is spread over the source
+# sentences: an answer to a two-hop question ("Were both Roth and Corman authors?" "Yes") joins two of them.
+_COVERAGE_ONLY = ("weakest_claim", "mean_weakness")
+
+
+def short_finding(values: Mapping[str, float], answer: str) -> bool:
+    """Whether a short extractive answer has a finding. One that states a figure its source states and none it
+    does not, with at most one word of its own around it ("Returns are accepted within 14 days"), answers with
+    that figure: the figure checks judge it, and the word is its wording (more is a claim of its own: "exactly 14
+    days to return a damaged item for a full refund"; dates are not counted yet). A bare yes or no has a finding
+    only when its proposition has a word or figure no source states, or is not grounded."""
+    if values.get("stated_values") and not values.get("unsupported_figures") and values.get("novel_words", 0) <= 1:
+        return False
+    if is_bare_reply(answer):
+        return any(values.get(name, 0.0) > 0.0 for name in EVIDENCE if name not in _COVERAGE_ONLY)
+    return has_finding(values)
+
+
 def observation(checks: Mapping[str, Any], confident_but_unfaithful: bool, answer: str = "") -> Observation:
     values = feature_values(checks)
-    return Observation(values, active_signals(checks, confident_but_unfaithful),
-                       task_kind(values, len(answer.split())), has_finding(values))
+    kind = task_kind(values, len(answer.split()))
+    finding = short_finding(values, answer) if kind == SHORT else has_finding(values)
+    return Observation(values, active_signals(checks, confident_but_unfaithful), kind, finding)
 
 
 def observation_from_verdict(verdict: Mapping[str, Any]) -> Observation:
@@ -319,23 +342,34 @@ def fit(
 
 def _place_offsets(model: ScoreModel, observations: Sequence[Observation], labels: Sequence[int],
                    keep_rate: float, threshold: float) -> ScoreModel:
-    """Offsets so that, in every kind of task, `keep_rate` of the faithful answers that have a finding and that
-    no hard signal flags score below `threshold`: no kind pays for another's base rate or score scale, and one
-    threshold keeps the same share in each. (An answer with no finding scores nothing and is kept whatever the
-    offset; counting them would let a kind whose faithful answers mostly copy the source, such as short
-    extractive answers, flag every answer with anything unsupported in it, paraphrases included.) A kind with
-    no such answers keeps the offset fitted, or borrows its nearest kind's."""
+    """Offsets so that, in every kind of task, `keep_rate` of the faithful answers that no hard signal flags
+    score below `threshold`: no kind pays for another's base rate or score scale, and one threshold keeps the same
+    share in each. An answer with no finding scores nothing and is kept whatever the offset. Long answers count
+    only those with a finding (nearly all of them have one; counting the rest would move the threshold for
+    nothing). A short extractive answer is one claim: a faithful one copies its source and mostly has no finding
+    at all, and what it adds that no source mentions is the answer itself. Its kind counts all its faithful
+    answers, so its offset flags the least supported ones among those with a finding until `keep_rate` of all
+    remain, or every one with a finding when those without one are share enough (over the few with a finding
+    alone, 0.995 of HaluEval's faithful answers were kept and 0.43 of its hallucinated ones caught). A kind with no such answers keeps the offset fitted, or borrows its nearest kind's."""
     import numpy as np
 
     target = _logit(threshold)
     offsets = dict(model.offsets)
     for kind in KINDS:
         free = [o for o, y in zip(observations, labels)
-                if not y and o.kind == kind and o.finding and not (o.signals - {"drift"})]
-        if not free:
+                if not y and o.kind == kind and not (o.signals - {"drift"}) and (o.finding or kind == SHORT)]
+        if not any(o.finding for o in free):
             continue
         base = model.offset(kind)
-        z = np.array([model.logit(o.values, kind) - base for o in free])
+        found = [model.logit(o.values, kind) - base for o in free if o.finding]
+        unfound = len(free) - len(found)
+        if unfound >= keep_rate * len(free):
+            # Answers with no finding alone keep the share: every answer with one reaches the threshold (its
+            # evidence adds at least 0 to the offset).
+            offsets[kind] = target + 1e-6
+            continue
+        # A short answer with no finding is kept whatever the offset: it counts as the least supported one.
+        z = np.array(found + [min(found)] * unfound)
         # Just under: the answer at the quantile (and any tied with it) scores below the threshold, so is kept.
         offsets[kind] = target - float(np.quantile(z, min(max(keep_rate, 0.0), 1.0))) - 1e-6
     return ScoreModel(**{**{f: getattr(model, f) for f in model.__struct_fields__}, "offsets": offsets})

@@ -96,8 +96,10 @@ _ENUMERATOR_ONLY_RE = re.compile(r"^\s*+(?:\(?\d{1,3}[.)]|[-*•#]++|step\s*+\d+
 _COMPOUND_RE = re.compile(r";\s++|,\s++(?=(?:and|but|while|whereas|although|though)\s)", re.IGNORECASE)
 _LEADING_CONJ_RE = re.compile(r"^(?:and|but|while|whereas|although|though)\s++", re.IGNORECASE)
 
-# Discourse markers and words about the answer itself: content words to the stop list, but they carry
-# nothing a passage could confirm, so they neither ground nor un-ground a claim.
+# Discourse markers, words about the answer itself, and words about the source and the act of reporting it (a
+# summary's "the speakers discussed", "this document illustrates": the source never calls itself a document or its
+# participants speakers): content words to the stop list, but they carry nothing a passage could confirm, so they
+# neither ground nor un-ground a claim.
 GENERIC_WORDS: frozenset[str] = frozenset(
     """
     therefore thus hence however additionally furthermore moreover overall finally lastly firstly secondly
@@ -106,6 +108,10 @@ GENERIC_WORDS: frozenset[str] = frozenset(
     etc answer answers question questions passage passages mention mentioned mentions provided provide
     provides based according summary summarize summarized say says said stated states step steps
     information explain explains explained clarify clarifies
+    document documents text article articles transcript conversation dialogue dialog meeting discussion discuss
+    discusses discussed discussing speaker speakers participant participants describe describes described
+    describing illustrate illustrates illustrated highlight highlights highlighted highlighting emphasize
+    emphasizes emphasized emphasise emphasises emphasised outline outlines outlined ultimately eventually others
     """.split()
 )
 
@@ -113,6 +119,11 @@ GENERIC_WORDS: frozenset[str] = frozenset(
 # denial), so what it claims is the question's content, grounded or not as the question's words are.
 _BARE_REPLY_RE = re.compile(r"\s*+(?:yes|no|yep|nope|correct|incorrect|true|false)\s*+[.!]?\s*+", re.IGNORECASE)
 _QUESTION_END_RE = re.compile(r"[?\s]++$")
+
+
+def is_bare_reply(answer: str) -> bool:
+    """"Yes", "no.", "Correct": a reply that asserts the question's proposition or its denial."""
+    return _BARE_REPLY_RE.fullmatch(answer) is not None
 
 _MIN_CLAUSE_WORDS = 6
 _MIN_CLAUSE_CONTENT = 3
@@ -190,7 +201,7 @@ def extract_claims(answer: str, sentences: list[str] | None = None, question: st
     Y authors"), so it is grounded through the question, not read as the word "yes"."""
     out: list[Claim] = []
     split = split_sentences(answer) if sentences is None else sentences
-    if question.strip() and len(split) == 1 and _BARE_REPLY_RE.fullmatch(split[0]):
+    if question.strip() and len(split) == 1 and is_bare_reply(split[0]):
         asked = _QUESTION_END_RE.sub("", question.strip())
         return [Claim(text=asked, sentence=split[0].strip())] if content_words(asked) else []
     for sentence in split:

@@ -127,7 +127,7 @@ def test_alerts_survive_a_webhook_that_fails_and_comes_back(kafka_bootstrap: str
            "STREAM_GUARD_ALERTS_BACKOFF_MAX_S": "0.3", "STREAM_GUARD_ALERTS_DEAD_LETTER_TOPIC": dead}
     asyncio.run(_publish(names))
     log = open(tmp_path / "alerts.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "stream_guard", "alerts", "--to", webhook.url, "--format",
+    proc = subprocess.Popen([sys.executable, "-m", "stream_guard", "alerts", "--webhook", webhook.url, "--format",
                              "alertmanager", "--broker", names.broker, "--group", group, "--dashboard-url",
                              "https://guard.example.com"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
                             preexec_fn=die_with_parent)

@@ -70,6 +70,7 @@ def test_no_builtin_faust_view_is_served() -> None:
 
 # --- the upgrade guard: every private name the adapter uses, and the version check --------------------------------
 
+import ast  # noqa: E402
 import inspect  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
@@ -129,11 +130,51 @@ def test_the_private_api_the_adapter_overrides_is_still_there() -> None:
     assert _parameters(faust.App._producer_flush) == ["self", "logger"]
     assert "self.pending = asyncio.Queue()" in inspect.getsource(faust.transport.producer.ProducerBuffer.__post_init__)
     assert "Flush producer buffer" in inspect.getsource(faust.App._producer_flush)
+    # The worker's signal handlers start the bounded shutdown (GuardWorker).
+    assert _parameters(faust.Worker._on_sigterm) == ["self"] and _parameters(faust.Worker._on_sigint) == ["self"]
+    assert "spinner" in inspect.getsource(faust.Worker.on_setup_root_logger)
+
     # SharedMemoryStore: Faust's store builds its options from the table's mapping, and `as_options` is what
     # `open` turns into a database's options.
     assert "self.rocksdb_options = RocksDBOptions(" in inspect.getsource(RocksDBStore.__init__)
     assert "self.as_options()" in inspect.getsource(RocksDBOptions.open)
     assert STORES.by_url(f"{STORE_SCHEME}://") is SharedMemoryStore
+
+
+
+def _faust_private_uses(source: str) -> list[str]:
+    """Private Faust (or mode) names a module reaches: an attribute `_x` of a name imported from faust/mode, or a
+    method `_x` overridden in a subclass of one of their classes."""
+    tree = ast.parse(source)
+    imported = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names
+                if (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0] in ("faust", "mode")}
+
+    def root(node: ast.expr) -> str | None:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.endswith("__")
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and private(node.attr) and root(node) in imported:
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        if isinstance(node, ast.ClassDef) and any(root(base) in imported for base in node.bases):
+            found += [f"line {item.lineno}: {node.name}.{item.name} overrides a private method" for item in node.body
+                      if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and private(item.name)]
+    return found
+
+
+def test_faust_private_api_is_used_in_the_adapter_only() -> None:
+    assert _faust_private_uses("import faust\nclass W(faust.Worker):\n    def _on_sigterm(self): ...\n")
+    assert _faust_private_uses("import faust.streams\nfaust.streams._current_event.set(None)\n")
+    assert _faust_private_uses((REPO / "agents" / "faust_adapter.py").read_text())  # it does find them
+    elsewhere = {path.name: _faust_private_uses(path.read_text()) for path in sorted((REPO / "agents").glob("*.py"))
+                 if path.name != "faust_adapter.py"}
+    assert not {name: uses for name, uses in elsewhere.items() if uses}
 
 
 def _rocksdb_tables(tmp_path: Path, **budget: int) -> tuple[GuardApp, list[Any], RocksDBMemory]:

@@ -45,7 +45,9 @@ def _read_range(toks: list[_Tok], parse: _Parse) -> None:
     if j >= len(toks) or parse.high is not None:
         return
     joiner = toks[j].low
-    between = parse.first > 0 and toks[parse.first - 1].low == "between"
+    # "between 5 and 7", "(between) the range of 5 and 7": "and" joins two bounds only after words that ask for two.
+    between = (parse.first > 0 and toks[parse.first - 1].low == "between") or (
+        parse.first > 1 and (toks[parse.first - 2].low, toks[parse.first - 1].low) == ("range", "of"))
     if joiner not in ("-", "–", "—", "to") and not (joiner == "and" and between):
         return
     k = j + 1

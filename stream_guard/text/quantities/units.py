@@ -103,7 +103,7 @@ _ATTACHED_UNITS: dict[str, _Unit] = {
 _DEGREE_UNITS = {"f": "degf", "fahrenheit": "degf", "c": "degc", "celsius": "degc", "centigrade": "degc"}
 
 
-_MONEY_UNITS = frozenset("usd eur gbp jpy inr".split())
+MONEY_UNITS = frozenset("usd eur gbp jpy inr".split())
 
 
 # Units that never take a denominator: "25% per year" is a percentage, "3 days per week" a schedule.
@@ -237,7 +237,7 @@ def _read_unit(toks: list[_Tok], parse: _Parse) -> None:
 
 def _money_word_at(toks: list[_Tok], j: int) -> bool:
     return j < len(toks) and (
-        (toks[j].low in UNITS and UNITS[toks[j].low].unit in _MONEY_UNITS)
+        (toks[j].low in UNITS and UNITS[toks[j].low].unit in MONEY_UNITS)
         or (toks[j].low in _CURRENCY_CODES and toks[j].text.isupper())
     )
 
@@ -259,7 +259,7 @@ def _read_per(toks: list[_Tok], parse: _Parse) -> None:
     of the same kind: "100 km/h" is never a distance, "0.5 mg/kg" never a dose in mg. Money is left alone:
     a price per month is a billing cycle, which the billing check owns."""
     unit = parse.unit
-    if unit is None or parse.currency or unit.unit in _MONEY_UNITS or unit.unit in _NOT_RATED:
+    if unit is None or parse.currency or unit.unit in MONEY_UNITS or unit.unit in _NOT_RATED:
         return
     j = parse.last + 1
     if j >= len(toks):
@@ -275,7 +275,7 @@ def _read_per(toks: list[_Tok], parse: _Parse) -> None:
         per = UNITS[toks[j + 1].low]
     elif word in _PER_ADVERBS:
         per, last = UNITS[_PER_ADVERBS[word]], j
-    if per is None or per.unit in _MONEY_UNITS or per.unit in _NOT_RATED:
+    if per is None or per.unit in MONEY_UNITS or per.unit in _NOT_RATED:
         return
     parse.unit, parse.last = _rate(unit, per), last
 

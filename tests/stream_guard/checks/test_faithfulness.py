@@ -157,3 +157,31 @@ def test_the_amount_of_a_rate_and_a_negated_bound_are_read_as_the_source_means_t
     assert run("Extra storage is $5 a month for each 100 GB.", ["Extra storage is $5 per 100 GB per month."]).score == 1.0
     dosage = ["Children: 5 ml every 6 hours as needed. Do not give more than 4 doses in 24 hours."]
     assert run("Children can have 5 ml every six hours, with no more than 4 doses in 24 hours.", dosage).score == 1.0
+
+
+def test_words_about_the_source_and_its_speakers_are_not_claims_about_the_world() -> None:
+    # A summary says what the document or the speakers say: "the speakers discuss" frames the claim; the
+    # source never calls itself a document or its participants speakers.
+    context = ["Anna: I moved the meeting to Friday.", "Ben: Fine, Friday at 10 works for the budget review."]
+    framed = run("The speakers discussed moving the budget review to Friday at 10.", context, question="")
+    plain = run("Moving the budget review to Friday at 10.", context, question="")
+    assert framed.details["novel_stems"] == plain.details["novel_stems"]
+    assert framed.details["claim_overlaps"] == plain.details["claim_overlaps"]
+    invented = run("The speakers discussed moving the budget review to Monday at 9.", context, question="")
+    assert invented.details["novel_stems"] > framed.details["novel_stems"]
+
+
+def test_a_price_verb_is_grounded_with_the_price_it_introduces() -> None:
+    context = ["SKU-441 (wireless headset) is priced at $49.99.", "Free shipping applies to orders over $35."]
+    for answer in ("SKU-441 costs $49.99.", "SKU-441 sells for $49.99.", "SKU-441 is priced at $49.99."):
+        details = run(answer, context, question="What is the price of SKU-441?").details
+        assert details["novel_stems"] == 0 and details["claim_overlaps"] == [1.0], answer
+    wrong = run("SKU-441 costs $59.99.", context, question="What is the price of SKU-441?")
+    assert wrong.details["missing_numbers"] == ["$59.99"] and wrong.details["novel_stems"] > 0
+
+
+def test_words_the_answer_repeats_from_the_question_are_not_novel() -> None:
+    context = ["The summer sale runs from June 1, 2024 to June 30, 2024."]
+    asked = run("The summer sale ends on June 30, 2024.", context, question="When does the summer sale end?")
+    unasked = run("The summer sale ends on June 30, 2024.", context, question="How long is the summer sale?")
+    assert asked.details["novel_stems"] == 0 and unasked.details["novel_stems"] == 1

@@ -181,3 +181,16 @@ def test_calibrated_on_one_file_it_keeps_the_share_there_and_about_it_on_another
     # Held-out documents differ: over six splits of this file by document (regex NER) the share ranged
     # 0.86-0.975 (mean 0.90) for a 0.90 target; the bound is that spread, not a promise tighter than the data allows.
     assert 0.75 <= kept <= 0.99, kept
+
+
+def test_the_model_names_the_rows_it_was_fitted_on_not_only_the_files() -> None:
+    from stream_guard.cli.calibrate import fitted_on
+    from stream_guard.ops.calibration import Labelled
+
+    rows = [Labelled(f"e{i}", b"{}", i % 2, f"g{i}", source, "QA") for i, source in enumerate(["a", "a", "a", "b"])]
+    text = fitted_on(rows, "development rows, locked slice excluded", "regex", 0.9)
+    assert text.startswith("a (3 answers) + b (1 answer): development rows, locked slice excluded; 4 labelled")
+    assert "development rows" not in fitted_on(rows, "", "regex", 0.9)
+    # The shipped model was fitted on the development rows only, and says so with each file's count.
+    assert "development rows, locked slice excluded" in DEFAULT_MODEL.fitted_on
+    assert "ragtruth_dev (307 answers)" in DEFAULT_MODEL.fitted_on

@@ -90,6 +90,19 @@ def test_the_task_kind_is_read_from_the_event():
     assert kind({"has_question": 1.0, "claim_count": 3}, 20) == "question"
 
 
+def test_a_short_paraphrase_around_a_stated_value_is_not_flagged_for_its_wording():
+    context = ["Our return policy allows returns within 14 days of purchase."]
+    detector = HallucinationDetector(DetectorConfig(db_path=":memory:", ner="regex"), history=MemoryHistory())
+    assert not detector.inspect("How long is the return window?", context,
+                                "Returns are accepted within 14 days of purchase.").flagged
+    assert detector.inspect("Which sport did they play?", ["Jack Sock is a professional tennis player."],
+                            "Jack Sock played squash.").flagged
+    # A two-hop yes joins two source sentences: no single one states it whole, and nothing in it is unsupported.
+    assert not detector.inspect("Were both Joseph Roth and Cid Corman authors?",
+                                ["Joseph Roth was an Austrian journalist and novelist, the author of many books.",
+                                 "Cid Corman was an American poet, translator and editor, and an author."], "yes").flagged
+
+
 def test_fit_learns_the_separating_feature_and_places_the_operating_point():
     obs, labels, _ = synthetic()
     model = score_model.fit(obs, labels, keep_rate=0.9)
@@ -175,3 +188,20 @@ def test_a_claim_contradicting_a_record_is_a_hard_signal():
 def test_a_kind_the_model_was_not_fitted_for_borrows_the_nearest_offset():
     model = msgspec.structs.replace(DEFAULT_MODEL, offsets={"question": -1.5, "summary": -2.0})
     assert model.offset("short") == -1.5 and model.offset("record") == -1.5
+
+
+def test_short_answers_keep_their_share_of_all_faithful_answers_not_only_of_those_with_a_finding():
+    # Faithful short extractive answers mostly copy their source (no finding at all); a hallucinated one names
+    # something no source mentions. Counted over every faithful short answer, the offset flags the least
+    # supported answers with a finding while keep_rate of all the faithful ones remain.
+    obs, labels, _ = synthetic()
+    rng = random.Random(11)
+    faithful = [observe("short", 0.0) for _ in range(180)] + [observe("short", rng.uniform(0.3, 0.9)) for _ in range(20)]
+    hallucinated = [observe("short", rng.uniform(0.3, 1.0)) for _ in range(200)]
+    model = score_model.fit(obs + faithful + hallucinated, labels + [0] * 200 + [1] * 200, keep_rate=0.9)
+    kept = sum(score_model.score(o, model) < model.threshold for o in faithful) / len(faithful)
+    caught = sum(score_model.score(o, model) >= model.threshold for o in hallucinated) / len(hallucinated)
+    assert 0.9 <= kept < 0.92 and caught >= 0.9
+    # Long answers are unchanged by it: their offsets count their answers with a finding only.
+    without = score_model.fit(obs, labels, keep_rate=0.9)
+    assert {k: v for k, v in model.offsets.items() if k != "short"} == pytest.approx(without.offsets)

@@ -117,6 +117,8 @@ def test_one_as_a_pronoun_is_not_a_number() -> None:
         ("ships in 5-7 days", "5-7 days", 5.0, 7.0),
         ("ships in 5 to 7 days", "5 to 7 days", 5.0, 7.0),
         ("ships in between 5 and 7 days", "5 and 7 days", 5.0, 7.0),
+        ("capital expenditures between the range of $90 million and $100 million", "$90 million and $100 million",
+         9e7, 1e8),
         ("costs $10-$20", "$10-$20", 10.0, 20.0),
         ("reached 1 to 2 million people", "1 to 2 million", 1e6, 2e6),
     ],
@@ -125,6 +127,11 @@ def test_ranges_keep_both_bounds(text: str, literal: str, low: float, high: floa
     q = only(text)
     assert (q.text, q.low, q.high) == (literal, low, high)
     assert q.is_range
+
+
+def test_and_joins_two_values_as_a_range_only_where_the_words_ask_for_two() -> None:
+    assert [q.text for q in extract_quantities("It sold 5 apples and 7 pears.")] == ["5", "7"]
+    assert [q.text for q in extract_quantities("a range of colours and 7 pears")] == ["7"]
 
 
 def test_a_value_inside_a_range_agrees_and_an_overlapping_range_does_not() -> None:
