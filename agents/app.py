@@ -52,8 +52,8 @@ from stream_guard.agents.broker_link import LOST, BrokerLink
 from stream_guard.agents.metrics import CONTENT_TYPE, Gauges, WorkerMetrics
 from stream_guard.agents.security import credentials
 from stream_guard.agents.topics import key_partition, producer_max_request_size
-from stream_guard.agents.faust_adapter import (GuardApp, acting_for, partition_dbs, raw_schema, rocksdb_options,
-                                               shutdown_remaining, visible_items)
+from stream_guard.agents.faust_adapter import (STORE_SCHEME, GuardApp, acting_for, partition_dbs, raw_schema,
+                                               rocksdb_options, shutdown_remaining, visible_items)
 from stream_guard.ops.alerting import LatencyBudgetMonitor, already_sent, expired, sent_record
 from stream_guard.wire.alert import Alert
 from stream_guard.wire.deadletter import (
@@ -144,9 +144,8 @@ def faust_options(settings: StreamSettings) -> dict[str, Any]:
     return {
         "broker": [f"kafka://{hostport}" for hostport in settings.broker.split(",")],
         "broker_credentials": credentials(settings),
-        # rocksdb:// is Faust's RocksDB store; with python-rocksdb absent it drives rocksdict (tables also
-        # ask for it explicitly). "rocksdict://" is not a registered store scheme in faust-streaming 0.15.3.
-        "store": "rocksdb://",
+        # Faust's RocksDB store (rocksdict), its databases sharing one memory budget (agents/faust_adapter.py).
+        "store": f"{STORE_SCHEME}://",
         "datadir": settings.data_dir,
         "web_enabled": settings.web_enabled,
         # Belt and braces: GuardApp serves none of Faust's views at all (agents/faust_adapter.py).

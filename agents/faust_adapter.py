@@ -13,7 +13,16 @@ exists, so an upgrade fails there rather than misbehaving in production. Overrid
 - agent failures reach the service (`GuardApp.agent_error_hook`);
 - the current event, which routes table reads and writes (`acting_for`);
 - a table's per-partition RocksDB databases, for pruning and for pages that have no event (`partition_dbs`,
-  `visible_items`).
+  `visible_items`);
+- the RocksDB store: one memory budget for all of a worker's tables (`SharedMemoryStore`, below).
+
+RocksDB memory. Faust opens one RocksDB database per table and partition, each with its own block cache and its
+own memtables: a worker's RocksDB memory then grows with tables x partitions (six tables on four partitions:
+24 caches of `rocksdb_block_cache_bytes` and 24 x `rocksdb_max_write_buffers` memtables), and under steady
+writes it climbs for many minutes while each memtable and cache fills (issue 17: 5 MiB/min at 40 events/s,
+bench/memory_soak.py). Here every database of a process opened through this store shares one LRU block cache
+(`rocksdb_block_cache_bytes`) and one write-buffer manager (`rocksdb_memtable_bytes`: RocksDB flushes a
+memtable once all of them together pass it), so a worker's RocksDB memory has one bound whatever it holds.
 
 Fetch wait.
 faust-streaming 0.15.3 builds its aiokafka consumer with `fetch_max_wait_ms=1500` hard-coded. A broker that
@@ -60,6 +69,8 @@ import os
 import threading
 import time
 import weakref
+from dataclasses import dataclass
+from functools import lru_cache
 from importlib import metadata
 from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping
 
@@ -93,6 +104,9 @@ import aiokafka  # noqa: E402
 import faust  # noqa: E402
 from aiokafka import TopicPartition  # noqa: E402
 from aiokafka.errors import KafkaError  # noqa: E402
+import rocksdict  # noqa: E402
+from faust.stores import STORES  # noqa: E402
+from faust.stores.rocksdb import RocksDBOptions, Store as RocksDBStore  # noqa: E402
 from faust.transport.drivers import aiokafka as faust_aiokafka  # noqa: E402
 from faust.types import TP  # noqa: E402
 from faust.web import drivers as web_drivers  # noqa: E402
@@ -424,14 +438,72 @@ def acting_for(event: faust.EventT) -> Iterator[None]:
         faust.streams._current_event.reset(token)
 
 
+@dataclass(frozen=True)
+class RocksDBMemory:
+    """The RocksDB memory every table partition of a process shares: one LRU block cache and one write-buffer
+    manager (RocksDB flushes the memtable being written once all memtables together pass its limit)."""
+
+    cache: Any  # rocksdict.Cache
+    write_buffers: Any  # rocksdict.WriteBufferManager
+
+    def usage(self) -> dict[str, int]:
+        """Bytes in use now: cached blocks, and memtables (counted as the arena memory they hold)."""
+        return {"block_cache": self.cache.get_usage(), "memtables": self.write_buffers.get_usage()}
+
+
+@lru_cache(maxsize=None)
+def rocksdb_memory(block_cache_bytes: int, memtable_bytes: int) -> RocksDBMemory:
+    """One budget per process and setting (a worker has one), shared by every database opened with it."""
+    return RocksDBMemory(rocksdict.Cache(block_cache_bytes), rocksdict.WriteBufferManager(memtable_bytes, False))
+
+
+class _SharedMemoryOptions(RocksDBOptions):
+    """Faust's rocksdict options (faust/stores/rocksdb.py `as_options`), with the shared cache and write-buffer
+    manager in place of a new block cache per database."""
+
+    def __init__(self, memory: RocksDBMemory, **options: Any) -> None:
+        super().__init__(**options)
+        self.memory = memory
+
+    def as_options(self) -> Any:
+        options = rocksdict.Options(raw_mode=True)
+        options.create_if_missing(True)
+        options.set_max_open_files(self.max_open_files)
+        options.set_write_buffer_size(self.write_buffer_size)
+        options.set_target_file_size_base(self.target_file_size_base)
+        options.set_max_write_buffer_number(self.max_write_buffer_number)
+        options.set_write_buffer_manager(self.memory.write_buffers)
+        table = rocksdict.BlockBasedOptions()
+        table.set_bloom_filter(self.bloom_filter_size, block_based=True)
+        table.set_block_cache(self.memory.cache)
+        table.set_index_type(rocksdict.BlockBasedIndexType.binary_search())
+        options.set_block_based_table_factory(table)
+        return options
+
+
+class SharedMemoryStore(RocksDBStore):
+    """Faust's RocksDB store (rocksdict driver) whose databases share the RocksDBMemory in their options."""
+
+    def __init__(self, url: Any, app: Any, table: Any, *, options: Mapping[str, Any] | None = None,
+                 **kwargs: Any) -> None:
+        options = dict(options or {})
+        memory = options.pop("memory")
+        super().__init__(url, app, table, options=options, **kwargs)
+        self.rocksdb_options = _SharedMemoryOptions(memory, **self.options, use_rocksdict=True)
+
+
+# The app's `store` URL scheme for SharedMemoryStore (Faust looks stores up by scheme).
+STORE_SCHEME = "guard-rocksdb"
+STORES.aliases.setdefault(STORE_SCHEME, f"{__name__}:SharedMemoryStore")
+
+
 def rocksdb_options(settings: StreamSettings) -> dict[str, Any]:
-    """Per table partition. Faust's defaults (2 GiB block cache, 64 MiB write buffers x3) are sized for a
-    dedicated server per partition; a fingerprint history is a few KiB per question. A fresh dict per table:
-    Faust's store pops keys from the mapping it is given."""
+    """A table's options for SharedMemoryStore. Faust's defaults (2 GiB block cache, 64 MiB write buffers x3)
+    are sized for a dedicated server per partition; a fingerprint history is a few KiB per question. A fresh
+    dict per table: Faust's store pops keys from the mapping it is given."""
     return {
         "driver": "rocksdict",
-        "block_cache_size": settings.rocksdb_block_cache_bytes,
-        "block_cache_compressed_size": settings.rocksdb_block_cache_bytes,
+        "memory": rocksdb_memory(settings.rocksdb_block_cache_bytes, settings.rocksdb_memtable_bytes),
         "write_buffer_size": settings.rocksdb_write_buffer_bytes,
         "max_write_buffer_number": settings.rocksdb_max_write_buffers,
         "target_file_size_base": 8 * settings.rocksdb_write_buffer_bytes,

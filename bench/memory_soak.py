@@ -12,6 +12,12 @@ worker's PYTHONPATH, nowhere in the package) that dumps a snapshot every --sampl
 prints the allocation sites that grew most between the snapshot at half time and the last one, per process. It
 slows the worker and inflates RSS, so its slopes are not the figure; run it short, to find what grows.
 
+--census counts Python's blocks and objects by type in the worker, and records glibc's own figures (mallinfo2:
+bytes in use against bytes freed but kept, which tells a leak from fragmentation) and RocksDB's memory properties
+summed over the worker's table partitions. --memray AFTER,FOR traces the worker's allocations with native stacks
+from minute AFTER for FOR minutes (`pip install memray` in the venv: not a dependency) and prints what that
+window allocated and never freed, by site.
+
     .venv/bin/python bench/memory_soak.py [--rate 100] [--minutes 15] [--tenants 500] [--questions 50]
     .venv/bin/python bench/memory_soak.py --rate 100 --minutes 4 --tracemalloc
 """
@@ -43,11 +49,55 @@ MIB = 1024 * 1024
 # --census), never by the package: every SOAK_EVERY_S seconds, a tracemalloc snapshot (when tracing) or a census
 # (Python's allocated blocks, and the gc-tracked objects counted by type: cheap enough not to slow the worker).
 SITECUSTOMIZE = """
-import collections, gc, json, os, sys, threading, time, tracemalloc
+import collections, ctypes, gc, json, os, sys, threading, time, tracemalloc
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                 "keepcost")]
+
+def _malloc():
+    # glibc's own figures (all arenas): in use vs free-but-kept tells a leak from fragmentation.
+    try:
+        fn = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return None
+    fn.restype = _MallInfo2
+    m = fn()
+    return {"in_use": m.uordblks + m.hblkhd, "free_kept": m.fordblks, "arena": m.arena, "mmapped": m.hblkhd}
+
+_ROCKSDB = ("rocksdb.cur-size-all-mem-tables", "rocksdb.block-cache-usage", "rocksdb.estimate-table-readers-mem",
+            "rocksdb.block-cache-pinned-usage")
+
+def _rocksdb(objects):
+    # RocksDB's own memory figures, summed over every table partition a Faust store holds open (each partition
+    # has its own block cache, so the cache figure sums too).
+    # A shared cache reports the same usage through each database: its figures come once, from the budget.
+    totals, dbs, shared = dict.fromkeys(_ROCKSDB, 0), 0, {}
+    for o in objects:
+        if any(c.__module__ == "faust.stores.rocksdb" and c.__name__ == "Store" for c in type(o).__mro__):
+            memory = getattr(o.rocksdb_options, "memory", None)
+            if memory is not None:
+                shared[id(memory)] = memory.usage()
+            for db in list(getattr(o, "_dbs", {}).values()):
+                dbs += 1
+                for name in _ROCKSDB:
+                    try:
+                        totals[name] += int(db.property_int_value(name) or 0)
+                    except Exception:
+                        pass
+    figures = {"dbs": dbs, **{k.split(".", 1)[1]: v for k, v in totals.items()}}
+    for usage in shared.values():
+        figures.update({f"shared {k}": figures.get(f"shared {k}", 0) + v for k, v in usage.items()})
+        figures.pop("block-cache-usage", None)
+        figures.pop("block-cache-pinned-usage", None)
+    return figures
 
 def _census():
-    counts = collections.Counter(type(o).__qualname__ for o in gc.get_objects())
+    objects = gc.get_objects()
+    counts = collections.Counter(type(o).__qualname__ for o in objects)
     return {"t": time.time(), "blocks": sys.getallocatedblocks(), "objects": sum(counts.values()),
+            "malloc": _malloc(), "rocksdb": _rocksdb(objects), "threads": threading.active_count(),
             "types": dict(counts.most_common(200))}
 
 def _watch(folder, every):
@@ -61,9 +111,25 @@ def _watch(folder, every):
                 fh.write(json.dumps(_census()) + "\\n")
         n += 1
 
+def _memray(path, after, duration):
+    # The worker's allocations made in [after, after + duration] s and not freed by its end, with native stacks.
+    import memray
+    time.sleep(after)
+    with memray.Tracker(path, native_traces=True):
+        time.sleep(duration)
+
+def _is_worker():
+    with open("/proc/self/cmdline", "rb") as fh:
+        cmd = fh.read()
+    return b"worker" in cmd and b"multiprocessing" not in cmd
+
 if os.environ.get("SOAK_SNAPSHOT_DIR"):
     threading.Thread(target=_watch, args=(os.environ["SOAK_SNAPSHOT_DIR"], float(os.environ["SOAK_EVERY_S"])),
                      daemon=True, name="soak-watch").start()
+if os.environ.get("SOAK_MEMRAY") and _is_worker():
+    path, after, duration = os.environ["SOAK_MEMRAY"].split(",")
+    threading.Thread(target=_memray, args=(path, float(after), float(duration)), daemon=True,
+                     name="soak-memray").start()
 """
 
 
@@ -247,6 +313,29 @@ def tracemalloc_report(folder: Path, top: int = 15) -> dict[str, list[str]]:
     return report
 
 
+def memray_report(path: Path, top: int = 20) -> list[str]:
+    """What the traced window allocated and never freed, by allocation site (native and Python frames)."""
+    from memray import FileReader
+
+    if not path.exists():
+        return [f"no trace at {path}"]
+    reader = FileReader(str(path))
+    sites: dict[str, list[int]] = {}
+    for record in reader.get_leaked_allocation_records(merge_threads=True):
+        try:
+            stack = record.hybrid_stack_trace(max_stacks=12)
+        except NotImplementedError:
+            stack = record.stack_trace(max_stacks=12)
+        key = " <- ".join(f"{fn} ({Path(file).name}:{line})" for fn, file, line in stack)
+        site = sites.setdefault(key, [0, 0])
+        site[0] += record.size
+        site[1] += record.n_allocations
+    ranked = sorted(sites.items(), key=lambda item: -item[1][0])
+    total = sum(size for size, _ in sites.values())
+    return [f"total {total / MIB:.1f} MiB at {len(sites)} sites"] + [
+        f"{size / MIB:.2f} MiB ({count} blocks) {key}" for key, (size, count) in ranked[:top]]
+
+
 def census_report(folder: Path, half_at: float) -> dict[str, dict[str, Any]]:
     """Per process: Python's allocated blocks and gc-tracked objects at half time and at the end, and the object
     types that grew most in between; growth of RSS that Python's blocks do not show is native (RocksDB, the
@@ -264,7 +353,12 @@ def census_report(folder: Path, half_at: float) -> dict[str, dict[str, Any]]:
         report[path.stem] = {
             "summary": f"blocks {first['blocks']} -> {last['blocks']} ({blocks / minutes:+.0f}/min), gc objects "
                        f"{first['objects']} -> {last['objects']} ({objects / minutes:+.0f}/min) over {minutes:.1f} min",
-            "types_grown": [f"{k}: {first['types'].get(k, 0)} -> {last['types'][k]}" for d, k in grown[:12] if d > 0]}
+            "types_grown": [f"{k}: {first['types'].get(k, 0)} -> {last['types'][k]}" for d, k in grown[:12] if d > 0],
+            "malloc_mib": [{"min": round((r["t"] - rows[0]["t"]) / 60, 1),
+                            **{k: round(v / MIB, 1) for k, v in r["malloc"].items()}, "threads": r.get("threads"),
+                            **{f"rocksdb {k}": (v if k == "dbs" else round(v / MIB, 1))
+                               for k, v in (r.get("rocksdb") or {}).items()}}
+                           for r in rows if r.get("malloc")]}
     return report
 
 
@@ -279,6 +373,9 @@ def main() -> int:
     parser.add_argument("--tracemalloc", action="store_true", help="find what grows (slows the worker)")
     parser.add_argument("--census", action="store_true",
                         help="count Python's blocks and objects by type in the worker every 6 samples (cheap)")
+    parser.add_argument("--memray", metavar="AFTER,FOR",
+                        help="trace the worker's allocations (native stacks, memray from PyPI, not a dependency) from "
+                             "minute AFTER for FOR minutes; report what was allocated then and never freed")
     parser.add_argument("--label", help="store the run under this label in bench/results/memory_soak.json")
     args = parser.parse_args()
 
@@ -290,7 +387,11 @@ def main() -> int:
         env = {**os.environ, **STREAM_WORKER_ENV, "STREAM_GUARD_APP_ID": f"{run}-guard",
                **{f"STREAM_GUARD_TOPIC_{t.upper()}": f"{run}.{t}"
                   for t in ("answers", "verdicts", "alerts", "dlq", "metrics")}}
-        if args.tracemalloc or args.census:
+        if args.memray:
+            after, duration = (float(x) * 60 for x in args.memray.split(","))
+            memray_file = scratch / f"{run}.memray"
+            env["SOAK_MEMRAY"] = f"{memray_file},{after},{duration}"
+        if args.tracemalloc or args.census or args.memray:
             hook, snaps = tmp / "hook", tmp / "snapshots"
             hook.mkdir()
             snaps.mkdir()
@@ -334,12 +435,19 @@ def main() -> int:
             print(f"\ngrowth in process {pid} (half time -> end):")
             for line in lines:
                 print("  " + line)
+    if args.memray:
+        out["memray_unfreed"] = memray_report(memray_file)
+        print(f"\nallocated by the worker while traced and never freed ({memray_file}):")
+        for line in out["memray_unfreed"]:
+            print("  " + line)
     if census:
         out["census"] = census
         for pid, figures in census.items():
             print(f"\ncensus of process {pid} (half time -> end): {figures['summary']}")
             for line in figures["types_grown"]:
                 print("  " + line)
+            for row in figures["malloc_mib"]:
+                print("  malloc (MiB) " + "  ".join(f"{k} {v}" for k, v in row.items()))
     if args.label:
         print(f"\nwrote {store_run('memory_soak', args.label, out)}")
     return 0 if result["lost"] == 0 else 1

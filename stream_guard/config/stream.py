@@ -184,9 +184,16 @@ class StreamSettings(Section, frozen=True):
     clock_skew_s: Annotated[float, above(0, 86_400), Doc("How far after now a produced_at or Kafka timestamp "
                                                          "may be.")] = 300.0
 
-    # RocksDB, per table partition: small, since a fingerprint history is a few KiB per question.
+    # RocksDB: one block cache and one memtable budget for all of a worker's table partitions (Faust would give
+    # each its own, and a worker's memory would grow with tables x partitions); small, since a fingerprint
+    # history is a few KiB per question.
     rocksdb_block_cache_bytes: Annotated[int, count_between(0, 64 * GiB, "must be from 0 to 64 GiB (68719476736)"),
-                                         Doc("RocksDB block cache per table partition.")] = 8 * MiB
+                                         Doc("RocksDB block cache of a worker, shared by all its table "
+                                             "partitions.")] = 16 * MiB
+    rocksdb_memtable_bytes: Annotated[int, count_between(1 * MiB, 64 * GiB, "must be from 1 MiB (1048576) to 64 "
+                                                                            "GiB (68719476736)"),
+                                      Doc("RocksDB memtables of a worker, all table partitions together: past it, "
+                                          "the one being written is flushed.")] = 32 * MiB
     rocksdb_write_buffer_bytes: Annotated[int, count_between(64 * KiB, 4 * GiB, "must be from 64 KiB (65536) to 4 "
                                                                                 "GiB (4294967296)"),
                                           Doc("RocksDB write buffer per table partition.")] = 4 * MiB

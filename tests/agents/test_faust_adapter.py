@@ -1,14 +1,22 @@
-"""The consumer commits only what the service finished; the web port serves only the service's own pages."""
+"""The consumer commits only what the service finished; the web port serves only the service's own pages; all
+of a worker's table partitions share one RocksDB memory budget."""
 
 from __future__ import annotations
 
-from typing import Iterator
+import time
+from pathlib import Path
+from typing import Any, Iterator
 
+import msgspec
 import pytest
+from faust.stores import STORES
+from faust.stores.rocksdb import RocksDBOptions
 from faust.types import TP
 from faust.types.tuples import ConsumerMessage
 
-from stream_guard.agents.faust_adapter import GuardApp
+from stream_guard.agents.faust_adapter import (STORE_SCHEME, GuardApp, RocksDBMemory, SharedMemoryStore,
+                                               rocksdb_memory, rocksdb_options)
+from stream_guard.config.stream import MiB, StreamSettings
 
 
 @pytest.fixture
@@ -126,6 +134,13 @@ def test_the_private_api_the_adapter_overrides_is_still_there() -> None:
     assert _parameters(faust.Worker._on_sigterm) == ["self"] and _parameters(faust.Worker._on_sigint) == ["self"]
     assert "spinner" in inspect.getsource(faust.Worker.on_setup_root_logger)
 
+    # SharedMemoryStore: Faust's store builds its options from the table's mapping, and `as_options` is what
+    # `open` turns into a database's options.
+    assert "self.rocksdb_options = RocksDBOptions(" in inspect.getsource(RocksDBStore.__init__)
+    assert "self.as_options()" in inspect.getsource(RocksDBOptions.open)
+    assert STORES.by_url(f"{STORE_SCHEME}://") is SharedMemoryStore
+
+
 
 def _faust_private_uses(source: str) -> list[str]:
     """Private Faust (or mode) names a module reaches: an attribute `_x` of a name imported from faust/mode, or a
@@ -160,6 +175,56 @@ def test_faust_private_api_is_used_in_the_adapter_only() -> None:
     elsewhere = {path.name: _faust_private_uses(path.read_text()) for path in sorted((REPO / "agents").glob("*.py"))
                  if path.name != "faust_adapter.py"}
     assert not {name: uses for name, uses in elsewhere.items() if uses}
+
+
+def _rocksdb_tables(tmp_path: Path, **budget: int) -> tuple[GuardApp, list[Any], RocksDBMemory]:
+    settings = msgspec.structs.replace(StreamSettings(), rocksdb_write_buffer_bytes=8 * MiB, **budget)
+    app = GuardApp(f"t-rocksdb-{tmp_path.name}", broker="kafka://127.0.0.1:9", web_enabled=False,
+                   store=f"{STORE_SCHEME}://", datadir=str(tmp_path))
+    tables = [app.Table(name, partitions=4, key_type=bytes, value_type=bytes, options=rocksdb_options(settings))
+              for name in ("one", "two")]
+    memory = rocksdb_memory(settings.rocksdb_block_cache_bytes, settings.rocksdb_memtable_bytes)
+    return app, [table.data._db_for_partition(p) for table in tables for p in range(4)], memory
+
+
+def _memtables(dbs: list[Any]) -> int:
+    return sum(db.property_int_value("rocksdb.cur-size-all-mem-tables") for db in dbs)
+
+
+def test_every_table_partition_shares_one_memtable_budget(tmp_path: Path) -> None:
+    """Eight databases (two tables x four partitions), 4 MiB written into each with 8 MiB write buffers: alone,
+    no database flushes, and their memtables hold 40 MiB (measured). Under a 2 MiB budget for all of them, the
+    one being written is flushed while they hold more; each keeps about one arena block (an eighth of its write
+    buffer, which RocksDB allocates whole) and flushes run in the background, so they hold 9-13 MiB."""
+    _, dbs, memory = _rocksdb_tables(tmp_path, rocksdb_memtable_bytes=2 * MiB, rocksdb_block_cache_bytes=1 * MiB)
+    value = b"x" * 1000
+    for i in range(4096):
+        for n, db in enumerate(dbs):
+            db[b"%d-%d" % (n, i)] = value
+    deadline = time.monotonic() + 10
+    while max(_memtables(dbs), memory.write_buffers.get_usage()) > 16 * MiB and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _memtables(dbs) <= 16 * MiB
+    assert memory.write_buffers.get_usage() <= 16 * MiB
+    assert all(db[b"%d-%d" % (n, i)] == value for n, db in enumerate(dbs) for i in (0, 4095))
+
+
+def test_every_table_partition_shares_one_block_cache(tmp_path: Path) -> None:
+    """Reads from both tables' databases fill one cache, never past its capacity."""
+    _, dbs, memory = _rocksdb_tables(tmp_path, rocksdb_memtable_bytes=1 * MiB, rocksdb_block_cache_bytes=1 * MiB)
+    value = b"y" * 1000
+    for n, db in enumerate(dbs):
+        for i in range(1024):
+            db[b"%d-%d" % (n, i)] = value
+        db.flush()
+    written = memory.cache.get_usage()  # what the flushes left (a few bytes): not the data
+    for n, db in enumerate(dbs[:1]):  # one table's partition: its blocks are in the shared cache
+        assert all(db[b"%d-%d" % (n, i)] == value for i in range(1024))
+    used_by_one = memory.cache.get_usage()
+    assert used_by_one > written + 512 * 1024
+    for n, db in enumerate(dbs):
+        assert all(db[b"%d-%d" % (n, i)] == value for i in range(1024))
+    assert used_by_one < memory.cache.get_usage() <= 1 * MiB  # 8 MiB were read; the cache holds at most 1
 
 
 def test_the_installed_release_is_the_supported_one() -> None:

@@ -99,6 +99,7 @@ ROWS: dict[str, tuple[list[Any], list[Any]] | tuple[list[Any], list[Any], dict[s
     "stream.clock_skew_s": above(0, DAY),
     "stream.rocksdb_block_cache_bytes": ints(0, 64 * GiB),
     "stream.rocksdb_write_buffer_bytes": ([64 * KiB, 4 * GiB], [64 * KiB - 1, 0, 4 * GiB + 1]),
+    "stream.rocksdb_memtable_bytes": ([MiB, 64 * GiB], [MiB - 1, 0, -1, 64 * GiB + 1]),
     "stream.rocksdb_max_write_buffers": ints(1, 64),
     "stream.rocksdb_max_open_files": ([-1, 16, 1_000_000], [0, 15, -2, 1_000_001]),
     "stream.security_protocol": (["PLAINTEXT", "SSL"], ["TLS", "", "plaintext"]),
