@@ -23,7 +23,7 @@ from stream_guard.text.words import content_words
 
 # Words that refer to the retrieved material itself rather than to the world.
 _SOURCE_NOUN = r"(?:passages?|context|contexts|documents?|sources?|texts?|articles?|excerpts?|snippets?|search\s++results|materials?|information|news\s++articles?)"
-_SOURCE_REF = rf"(?:the\s++|these\s++|this\s++)?(?:(?:given|provided|above|retrieved|available|following|supplied|original|relevant)\s++)*+{_SOURCE_NOUN}(?:(?:\s*+\#)?\s*+\d++)?(?:\s++(?:provided|given|above|supplied|here)\b)?"
+_SOURCE_REF = rf"(?:the\s++|these\s++|this\s++)?(?:(?:first|second|third|fourth|fifth|last|other|given|provided|above|retrieved|available|following|supplied|original|relevant)\s++)*+{_SOURCE_NOUN}(?:(?:\s*+\#)?\s*+\d++)?(?:\s++(?:provided|given|above|supplied|here)\b)?"
 
 # Prefaces that attribute a claim to the passages: removed, the rest of the sentence is the claim.
 _PREFACE_RE = re.compile(
@@ -92,6 +92,72 @@ _COVERAGE_RE = re.compile(
         (?:provide|mention|contain|include|specify|say|state|give|offer|address|discuss|cover|answer|explicitly|directly|specifically|describe|detail|explain)""",
     re.IGNORECASE | re.VERBOSE,
 )
+# A clause that says the sources do not state something (a decline) makes no claim about the world: what it
+# restates of the question ("..., the passages do not provide information on what happens") is the thing NOT
+# found, so it is neither grounded nor unsupported. Found anywhere in a clause, not only at the start.
+_STATING_VERB = (r"(?:provide|mention|contain|include|specify|say|state|give|offer|address|discuss|cover|answer|"
+                 r"describe|detail|explain|indicate|list|talk\s++about|refer\s++to|clarify)")
+_DECLINE_RE = re.compile(
+    rf"""\b{_SOURCE_REF}\s++(?:(?:also|further)\s++)?
+          (?:do(?:es)?\s++not|don't|doesn't|did\s++not|didn't|fails?\s++to|never)\s++
+          (?:(?:explicitly|directly|specifically|clearly)\s++)?{_STATING_VERB}
+        |\b(?:is|are|was|were|has\s++been|have\s++been)\s++not\s++(?:(?:explicitly|directly|specifically|clearly)\s++)?
+          (?:mentioned|stated|specified|provided|given|discussed|addressed|covered|included|described|detailed|explained)
+          \s*+(?:in|by|within)\s++{_SOURCE_REF}
+        |\b(?:there\s++is|there's|there\s++are|with)\s++no\s++(?:(?:specific|further|additional|explicit|direct|clear)\s++)?
+          (?:information|mention|details?|data|indication|reference)\b
+        |\b(?:i|we)(?:\s*+'m|\s++am|\s*+'re|\s++are)?\s++
+          (?:cannot|can't|can\s++not|(?:am\s++|are\s++)?unable\s++to|(?:am\s++|are\s++)?not\s++able\s++to|could\s++not|couldn't)\s++
+          (?:provide|answer|determine|find|say|give|tell|confirm|identify|offer|specify|explain|know|infer)
+        |\b(?:cannot|can't|could\s++not)\s++be\s++(?:determined|answered|inferred|confirmed|found)\s++(?:from|in|based\s++on)\s++{_SOURCE_REF}
+        |\bunable\s++to\s++answer\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# "The first passage covers baking, but does not mention frying": the second clause's subject is the passage.
+_ELIDED_DECLINE_RE = re.compile(
+    rf"^\s*+(?:(?:it|they|this|which)\s++)?(?:do(?:es)?\s++not|doesn't|don't|did\s++not|never)\s++"
+    rf"(?:(?:explicitly|directly|specifically|clearly)\s++)?{_STATING_VERB}",
+    re.IGNORECASE,
+)
+_SOURCE_SUBJECT_RE = re.compile(rf"^\s*+{_SOURCE_REF}\s", re.IGNORECASE)
+# Where a sentence's clauses meet: a decline is dropped with its own clause, never with a fact joined to it.
+_CLAUSE_BREAK_RE = re.compile(
+    r";\s*+|,\s*+(?=(?:and|but|while|whereas|although|though|however|yet|so)\b)|\s++(?=but\s)", re.IGNORECASE)
+# "Although the passages do not say so, the bridge opened in 1932": the decline is the leading clause only.
+_JOINER_RE = re.compile(r"^\s*+(?:and|but|while|whereas|although|though|however|yet|so)\b\s*+,?\s*+", re.IGNORECASE)
+_LEADING_SUBORDINATE_RE = re.compile(
+    r"^\s*+(?:although|though|even\s++though|while|whereas|since|as|because|if)\b[^,]*+,\s*+", re.IGNORECASE)
+
+
+def _is_decline(clause: str, source_subject: bool) -> bool:
+    return _DECLINE_RE.search(clause) is not None or (
+        source_subject and _ELIDED_DECLINE_RE.match(_JOINER_RE.sub("", clause)) is not None)
+
+
+def drop_declines(sentence: str) -> str:
+    """The sentence without its clauses that say the sources do not state something (with what they restate of
+    the question); the clauses joined to them that assert something else stay, to be checked. A sentence with
+    no decline comes back as it was."""
+    source_subject = _SOURCE_SUBJECT_RE.match(sentence) is not None
+    if not source_subject and _DECLINE_RE.search(sentence) is None:
+        return sentence
+    clauses = _CLAUSE_BREAK_RE.split(sentence)
+    if not any(_is_decline(clause, source_subject) for clause in clauses):
+        return sentence
+    kept: list[str] = []
+    for clause in clauses:
+        if not _is_decline(clause, source_subject):
+            kept.append(clause)
+            continue
+        lead = _LEADING_SUBORDINATE_RE.match(clause)
+        if lead is not None and _is_decline(lead.group(0), source_subject):
+            rest = clause[lead.end():]
+            if not _is_decline(rest, False):
+                kept.append(rest)
+    text = _JOINER_RE.sub("", " ".join(" ".join(kept).split()).strip(" ,;:-–—"))
+    return text[:1].upper() + text[1:] if text else ""
+
+
 _ENUMERATOR_ONLY_RE = re.compile(r"^\s*+(?:\(?\d{1,3}[.)]|[-*•#]++|step\s*+\d++[.:)]?|[a-z][.)])\s*+$", re.IGNORECASE)
 # Compound splits: "; " always a candidate, ", and" / ", but" / ", while" / ", whereas" when both sides are clauses.
 _COMPOUND_RE = re.compile(r";\s++|,\s++(?=(?:and|but|while|whereas|although|though)\s)", re.IGNORECASE)
@@ -221,9 +287,10 @@ def _line_claims(line: str) -> tuple[Claim, ...]:
 
 
 def _read_line_claims(line: str) -> tuple[Claim, ...]:
-    if not is_claim_sentence(line):
+    asserted = drop_declines(line)  # first: a decline joined to a fact must not take the fact with it
+    if not is_claim_sentence(asserted):
         return ()
-    core = strip_meta(line)
+    core = strip_meta(asserted)
     if not core or not is_claim_sentence(core) or not content_words(core):
         return ()
     return tuple(Claim(text=part, sentence=line.strip()) for part in split_compound(core))
