@@ -185,3 +185,25 @@ def test_words_the_answer_repeats_from_the_question_are_not_novel() -> None:
     asked = run("The summer sale ends on June 30, 2024.", context, question="When does the summer sale end?")
     unasked = run("The summer sale ends on June 30, 2024.", context, question="How long is the summer sale?")
     assert asked.details["novel_stems"] == 0 and unasked.details["novel_stems"] == 1
+
+
+def test_a_faithful_decline_is_not_flagged_for_the_words_it_repeats_from_the_question() -> None:
+    result = run("If the blender arrives broken, the passages do not provide information on who pays the courier. "
+                 "Unable to answer based on given passages.", question="Who pays the courier for a broken blender?")
+    assert not result.flagged
+    assert result.findings == ()
+
+
+def test_a_fact_added_to_a_decline_is_still_checked() -> None:
+    result = run("The passages do not mention the warranty, but platinum members receive complimentary helicopter "
+                 "transfers.")
+    assert result.flagged
+    # the finding names the added fact, not the decline beside it
+    assert [f.statement for f in result.findings] == ["Platinum members receive complimentary helicopter transfers."]
+
+
+def test_an_invented_answer_that_also_says_not_mentioned_is_still_flagged() -> None:
+    result = run("Quarterly dividends are paid to every registered shareholder in Luxembourg, although the payout "
+                 "date is not mentioned in the passages.")
+    assert result.flagged
+    assert len(result.findings) == 1

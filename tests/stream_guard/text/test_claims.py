@@ -41,6 +41,48 @@ def test_refusals_and_coverage_statements_are_not_claims() -> None:
     assert split_claims("I don't have enough information to answer.") == []
 
 
+def test_a_decline_anywhere_in_a_sentence_is_no_claim_with_what_it_restates_of_the_question() -> None:
+    declines = [
+        "If your scholarship money exceeds the cost of school, the passages do not provide information on what "
+        "specifically happens.",
+        "Therefore, I am unable to provide instructions on how to fry chicken in the oven based on the given passages.",
+        "Passage 2 does not provide any information about the collaboration between the two systems.",
+        "The refund window for opened items is not mentioned in the provided context.",
+        "However, there is no mention of women being denied the right to work.",
+        "Unfortunately, the second document doesn't specify when the warranty on the blender expires.",
+        "The exact dosage for children cannot be determined from the passages.",
+    ]
+    for sentence in declines:
+        assert split_claims(sentence) == [], sentence
+
+
+def test_a_decline_joined_to_a_fact_keeps_the_fact_as_a_claim() -> None:
+    assert split_claims("The passages do not mention the price, but the product launched in 2020.") == [
+        "The product launched in 2020."]
+    assert split_claims("Although the passages do not say so, the bridge opened in 1932.") == [
+        "The bridge opened in 1932."]
+    assert split_claims("I cannot find the refund window in the passages; the plan costs $5 per month.") == [
+        "The plan costs $5 per month."]
+    # the passage's subject carries over to "does not mention": that clause goes, what the passage covers stays
+    assert split_claims("The first passage discusses how to prepare chicken for baking, but does not mention "
+                        "frying.") == ["how to prepare chicken for baking"]
+
+
+def test_not_mentioned_about_something_else_leaves_the_claims_beside_it() -> None:
+    answer = ("The bridge opened in 1932 and cost $5 million, although its architect is not mentioned in the "
+              "passages. The drug was approved in 1999; its side effects are not stated in the context.")
+    assert split_claims(answer) == ["The bridge opened in 1932 and cost $5 million", "The drug was approved in 1999"]
+    # a negation about the world, not about the sources, is a claim like any other
+    assert split_claims("The defendant was not mentioned in the will.") == ["The defendant was not mentioned in the will."]
+    assert split_claims("The company makes cars but does not provide financing.") == [
+        "The company makes cars but does not provide financing."]
+
+
+def test_a_decline_keeps_the_sentence_it_came_from_for_findings_and_repairs() -> None:
+    line = "The passages do not mention the price, but the product launched in 2020."
+    assert [c.sentence for c in extract_claims(line)] == [line]
+
+
 def test_bare_list_markers_are_not_claims() -> None:
     assert split_claims("1.\n- \nStep 2:") == []
     assert split_claims("1. Preheat the oven to 350 degrees.") == ["Preheat the oven to 350 degrees."]
