@@ -4,7 +4,8 @@ Generated RAG answers carry a lot of scaffolding that asserts nothing about the 
 "Based on the provided passages, ..." prefaces, "Passage 2 states that ..." attributions, list
 introductions ending in a colon, refusals ("The passages do not mention ..."), sign-offs. Scoring those
 against the context only adds noise (their words are about the passages, not in them), so they are
-dropped or stripped here. Long compound sentences are split where both halves are clauses, so that one
+dropped or stripped here. A decline is dropped by clause, wherever it stands, so a fact joined to it is
+still a claim. Long compound sentences are split where both halves are clauses, so that one
 invented half is not averaged away by a grounded half.
 """
 
@@ -85,13 +86,6 @@ _NON_CLAIM_RE = re.compile(
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
-# "The passages do not mention X": a statement about retrieval coverage, not about the world.
-_COVERAGE_RE = re.compile(
-    rf"""^\s*+(?:(?:however|unfortunately)\s*+,?\s*+)?{_SOURCE_REF}\s++
-        (?:do(?:es)?\s++not|don't|doesn't|did\s++not|didn't|fails?\s++to|never)\s++
-        (?:provide|mention|contain|include|specify|say|state|give|offer|address|discuss|cover|answer|explicitly|directly|specifically|describe|detail|explain)""",
-    re.IGNORECASE | re.VERBOSE,
-)
 # A clause that says the sources do not state something (a decline) makes no claim about the world: what it
 # restates of the question ("..., the passages do not provide information on what happens") is the thing NOT
 # found, so it is neither grounded nor unsupported. Found anywhere in a clause, not only at the start.
@@ -100,7 +94,7 @@ _STATING_VERB = (r"(?:provide|mention|contain|include|specify|say|state|give|off
 _DECLINE_RE = re.compile(
     rf"""\b{_SOURCE_REF}\s++(?:(?:also|further)\s++)?
           (?:do(?:es)?\s++not|don't|doesn't|did\s++not|didn't|fails?\s++to|never)\s++
-          (?:(?:explicitly|directly|specifically|clearly)\s++)?{_STATING_VERB}
+          (?:(?:explicitly|directly|specifically|clearly)\b|{_STATING_VERB})
         |\b(?:is|are|was|were|has\s++been|have\s++been)\s++not\s++(?:(?:explicitly|directly|specifically|clearly)\s++)?
           (?:mentioned|stated|specified|provided|given|discussed|addressed|covered|included|described|detailed|explained)
           \s*+(?:in|by|within)\s++{_SOURCE_REF}
@@ -227,7 +221,7 @@ def is_claim_sentence(sentence: str) -> bool:
         return False
     if text.endswith("?") or text.endswith(":"):
         return False
-    if _NON_CLAIM_RE.match(text) or _COVERAGE_RE.match(text):
+    if _NON_CLAIM_RE.match(text) or not drop_declines(text):
         return False
     return True
 
