@@ -113,6 +113,8 @@ _ELIDED_DECLINE_RE = re.compile(
     rf"(?:(?:explicitly|directly|specifically|clearly)\s++)?{_STATING_VERB}",
     re.IGNORECASE,
 )
+# Every decline says "not", "no", "never", "unable" or "fail": a line without one is read no further (most lines).
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|unable|fails?|cannot)\b|n't\b", re.IGNORECASE)
 _SOURCE_SUBJECT_RE = re.compile(rf"^\s*+{_SOURCE_REF}\s", re.IGNORECASE)
 # Where a sentence's clauses meet: a decline is dropped with its own clause, never with a fact joined to it.
 _CLAUSE_BREAK_RE = re.compile(
@@ -132,6 +134,8 @@ def drop_declines(sentence: str) -> str:
     """The sentence without its clauses that say the sources do not state something (with what they restate of
     the question); the clauses joined to them that assert something else stay, to be checked. A sentence with
     no decline comes back as it was."""
+    if _NEGATION_RE.search(sentence) is None:
+        return sentence
     source_subject = _SOURCE_SUBJECT_RE.match(sentence) is not None
     if not source_subject and _DECLINE_RE.search(sentence) is None:
         return sentence
