@@ -34,8 +34,8 @@ benchmark can refit and cross-validate from what `stream-guard check` wrote.
 from __future__ import annotations
 
 import math
-from collections import abc
 import random
+from collections import abc
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -351,7 +351,8 @@ def _place_offsets(model: ScoreModel, observations: Sequence[Observation], label
     at all, and what it adds that no source mentions is the answer itself. Its kind counts all its faithful
     answers, so its offset flags the least supported ones among those with a finding until `keep_rate` of all
     remain, or every one with a finding when those without one are share enough (over the few with a finding
-    alone, 0.995 of HaluEval's faithful answers were kept and 0.43 of its hallucinated ones caught). A kind with no such answers keeps the offset fitted, or borrows its nearest kind's."""
+    alone, 0.995 of HaluEval's faithful answers were kept and 0.43 of its hallucinated ones caught). A kind with
+    no such answers keeps the offset fitted, or borrows its nearest kind's."""
     import numpy as np
 
     target = _logit(threshold)

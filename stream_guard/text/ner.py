@@ -291,6 +291,7 @@ def _load_spacy(model: str) -> tuple[Any, threading.Lock]:
 # start it again and never fit), and does not charge the load to the event that happened to need it first.
 _loading = 0
 _load_cpu_s = 0.0
+_load_started = 0.0
 
 
 def loading_model() -> bool:
@@ -301,9 +302,6 @@ def loading_model() -> bool:
 def model_load_cpu_s() -> float:
     """CPU seconds this process has spent loading spaCy models, loads in progress included."""
     return _load_cpu_s + (time.process_time() - _load_started if _loading else 0.0)
-
-
-_load_started = 0.0
 
 
 @lru_cache(maxsize=4)
