@@ -37,7 +37,6 @@ import argparse
 import asyncio
 import contextlib
 import ctypes
-import gc
 import logging
 import multiprocessing
 import os
@@ -240,11 +239,6 @@ def _child_main(conn: Connection, options: Options) -> None:
     warm_up(guard)
     if options.setup is not None:
         options.setup(guard)
-    # What start-up built (modules, compiled patterns, the spaCy model) lives as long as the process: out of the
-    # collector's sight, a full collection scans only what events made (with spaCy loaded, 185 -> 87 ms for the
-    # longest one, time charged to whichever event it fell in, against that event's CPU budget).
-    gc.collect()
-    gc.freeze()
     budget = CpuBudget(options.config.event_budget_ms)
     conn.send_bytes(pickle.dumps(str(getattr(guard.detector, "ner_backend", "?"))))
     while True:
