@@ -134,7 +134,7 @@ class Forwarder:
     async def _post(self, http: aiohttp.ClientSession, body: bytes) -> tuple[int | None, str, float | None]:
         """(status, what the webhook said or the error, Retry-After seconds); status None when it never answered."""
         try:
-            async with http.post(self.settings.to, data=body) as response:
+            async with http.post(self.settings.webhook, data=body) as response:
                 text = (await response.text(errors="replace"))[:300].strip()
                 return response.status, f"{response.status} {text}".strip(), _seconds(response.headers.get("Retry-After"))
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
@@ -183,7 +183,7 @@ def _seconds(value: str | None) -> float | None:
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="stream-guard alerts",
                                      description="Forward the alerts topic to a webhook, at least once.")
-    parser.add_argument("--webhook", metavar="URL", help="the webhook's URL ([alerts] to)")
+    parser.add_argument("--webhook", metavar="URL", help="the webhook's URL ([alerts] webhook)")
     # `--from`/`--to` name a range in every command; `--to URL` keeps working for scripts that use it, with a warning.
     parser.add_argument("--to", dest="old_to", metavar="URL", help="deprecated: --webhook")
     parser.add_argument("--format", choices=FORMATS, help="alertmanager, slack or json (default: [alerts] format, json)")
@@ -199,10 +199,10 @@ def cmd_alerts(argv: Sequence[str]) -> int:
     if args.old_to:
         print("stream-guard alerts: --to is deprecated, use --webhook", file=sys.stderr)
     config = load(args.config, os.environ, stream={"broker": args.broker},
-                  alerts={"to": args.webhook or args.old_to, "format": args.format, "dashboard_url": args.dashboard_url,
+                  alerts={"webhook": args.webhook or args.old_to, "format": args.format, "dashboard_url": args.dashboard_url,
                           "group_id": args.group})
-    if not config.alerts.to:
-        raise ConfigurationError("no webhook: pass --webhook URL (or set [alerts] to)")
+    if not config.alerts.webhook:
+        raise ConfigurationError("no webhook: pass --webhook URL (or set [alerts] webhook)")
     if not config.stream.broker:
         raise ConfigurationError("no broker: pass --broker HOST:PORT or set STREAM_GUARD_BROKER")
     forwarder = Forwarder(config.alerts, config.stream)
@@ -221,6 +221,6 @@ async def _run(forwarder: Forwarder) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, forwarder.stop.set)
-    print(f"stream-guard alerts: forwarding {forwarder.stream.topics.alerts} to {forwarder.settings.to} "
+    print(f"stream-guard alerts: forwarding {forwarder.stream.topics.alerts} to {forwarder.settings.webhook} "
           f"({forwarder.settings.format})", flush=True)
     await forwarder.run()

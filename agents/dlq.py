@@ -94,7 +94,7 @@ def replayable(record: ConsumerRecord) -> Replayable | None:
 @dataclass
 class Report:
     dlq: str
-    to: str
+    topic: str  # where the originals go (--topic, else the answers topic)
     dry_run: bool
     read: int = 0
     matched: int = 0
@@ -107,7 +107,7 @@ class Report:
     next_offsets: dict[int, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
-        return {"summary": True, "dlq": self.dlq, "to": self.to, "dry_run": self.dry_run, "read": self.read,
+        return {"summary": True, "dlq": self.dlq, "topic": self.topic, "dry_run": self.dry_run, "read": self.read,
                 "matched": self.matched, "replayable": self.replayable, "sent": self.sent, "not_dead_letters": self.not_dead_letters,
                 "not_replayable": self.not_replayable, "by_stage": dict(sorted(self.by_stage.items())),
                 "next_from": ",".join(f"{p}:{o}" for p, o in sorted(self.next_offsets.items())) or None}
@@ -146,7 +146,7 @@ async def replay_dead_letters(settings: StreamSettings, *, dlq: str, to: str, st
             if producer is not None:
                 pending.append(await producer.send(to, found.value, key=found.key, headers=found.headers or None))
                 report.sent += 1
-            line["to" if producer is not None else "would_send_to"] = to
+            line["sent_to" if producer is not None else "would_send_to"] = to
         out.write(orjson.dumps(line).decode() + "\n")
         return limit is None or report.matched < limit
 

@@ -3,12 +3,14 @@ shape, how hard to try, and where the alerts that cannot be delivered go.
 
 ```toml
 [alerts]
-to = "http://alertmanager:9093/api/v2/alerts"
+webhook = "http://alertmanager:9093/api/v2/alerts"
 format = "alertmanager"                      # alertmanager | slack | json
 dashboard_url = "https://guard.example.com"  # each alert links to its tenant's page there
 ```
 
 Every key has an environment variable `STREAM_GUARD_ALERTS_<KEY>` (load.py); `--webhook` and `--format` override.
+The webhook's key was `to` (and its variable STREAM_GUARD_ALERTS_TO); load.py's RENAMED still reads both, with a
+warning.
 """
 
 
@@ -28,8 +30,9 @@ class AlertSettings(Section, frozen=True):
     WHAT: ClassVar[str] = "alerts setting"
     PREFIX: ClassVar[str] = "alerts."
 
-    to: Annotated[str, Check(_url, "must be empty or an http:// or https:// URL"),
-                  Doc("The webhook's URL (`--webhook`).")] = ""
+    webhook: Annotated[str, Check(_url, "must be empty or an http:// or https:// URL"),
+                       Doc("The webhook's URL (`--webhook`). Formerly `to` (`STREAM_GUARD_ALERTS_TO`): still read, "
+                           "with a warning.")] = ""
     format: Annotated[str, one_of(*FORMATS), Doc("alertmanager (its v2 API), slack (an incoming webhook) or json "
                                                  "(the alert record as it is).")] = "json"
     dashboard_url: Annotated[str, Check(_url, "must be empty or an http:// or https:// URL"),

@@ -12,6 +12,7 @@ project's OTHER_VARIABLES, is refused by name: a misspelt one would otherwise be
 from __future__ import annotations
 
 import tomllib
+import warnings
 from functools import cache
 from pathlib import Path
 from typing import Any, Mapping
@@ -51,6 +52,17 @@ ENVIRONMENT: tuple[tuple[tuple[str, ...], str, type[Any]], ...] = (
 )
 PRESET_VARIABLE = "STREAM_GUARD_PRESET"
 
+# Keys renamed, per table: old key -> new key. The old spelling keeps working in a file and in the environment
+# (its variable too) with a DeprecatedSetting warning naming the new one; both spellings in one layer is an error.
+RENAMED: dict[tuple[str, ...], dict[str, str]] = {
+    ("alerts",): {"to": "webhook"},  # the webhook's URL; `to` read as a range's end beside `--from/--to`
+}
+
+
+class DeprecatedSetting(FutureWarning):
+    """An old spelling of a configuration key or variable: it still works; the message names the new one.
+    (FutureWarning: shown by default, to the user who wrote the setting.)"""
+
 
 class Config(msgspec.Struct, frozen=True):
     """The whole configuration: `[detector]`, `[stream]`, `[monitor]`, `[serve]` and `[alerts]` of one file, with
@@ -76,6 +88,7 @@ def load(file: str | Path | Mapping[str, Any] | None = None, env: Mapping[str, s
     env = env or {}
     check_environment(env)
     doc, folder = read(file)
+    doc = renamed(doc)
     from_env = environment(env)
     return Config(
         detector=_detector(detector_table(doc), folder, from_env["detector"], preset, detector),
@@ -127,6 +140,26 @@ def detector_table(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     if "detector" in doc:
         return _table(doc, "detector")
     return {k: v for k, v in doc.items() if k not in SECTIONS}
+
+
+def renamed(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The document with each renamed key (RENAMED) under its new name, warning for each old one used."""
+    out = dict(doc)
+    for path, renames in RENAMED.items():
+        table = out.get(path[0])
+        if not isinstance(table, Mapping) or len(path) != 1:  # a non-table is refused when its section is built
+            continue
+        table = dict(table)
+        for old, new in renames.items():
+            if old in table:
+                where = ".".join(path)
+                if new in table:
+                    raise ConfigError(f"{where}.{old}", f"the old name of {where}.{new}, and both are given: "
+                                                        f"keep {where}.{new}", table[old])
+                warnings.warn(f"[{where}] {old} is deprecated: use [{where}] {new}", DeprecatedSetting, stacklevel=3)
+                table[new] = table.pop(old)
+        out[path[0]] = table
+    return out
 
 
 def _table(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -217,7 +250,17 @@ def variables() -> dict[str, tuple[tuple[str, ...], Spec | None]]:
             if name in out:  # pragma: no cover - a new key that shadows another section's variable
                 raise RuntimeError(f"{name} would set both {'.'.join(out[name][0])} and {'.'.join(path)}")
             out[name] = (path, spec)
+    for old, (new, _) in old_variables().items():
+        out[old] = out[new]
     return out
+
+
+@cache
+def old_variables() -> dict[str, tuple[str, str]]:
+    """The variables of renamed keys (RENAMED): old name -> (new name, where the message sends the reader)."""
+    prefixes = {path: prefix for path, prefix, _ in ENVIRONMENT}
+    return {prefixes[path] + old.upper(): (prefixes[path] + new.upper(), f"{'.'.join(path)}.{new}")
+            for path, renames in RENAMED.items() for old, new in renames.items()}
 
 
 def environment(env: Mapping[str, str]) -> dict[str, dict[str, Any]]:
@@ -227,6 +270,11 @@ def environment(env: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     for name, value in env.items():
         if name not in known:
             continue
+        if name in old_variables():
+            new, key = old_variables()[name]
+            if new in env:
+                raise ConfigError(name, f"the old name of {new}, and both are set: keep {new}", value)
+            warnings.warn(f"{name} is deprecated: use {new} ({key})", DeprecatedSetting, stacklevel=3)
         path, spec = known[name]
         table = out[path[0]]
         for part in path[1:]:

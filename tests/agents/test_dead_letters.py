@@ -69,12 +69,14 @@ def test_a_dead_letter_is_the_original_record_and_replaying_it_after_a_fix_gets_
                        extra_env={"STREAM_GUARD_LOG_FORMAT": "json"}).wait_ready()
     shown, summary = replay(names, "--stage", "decode,timeout", "--dry-run")
     assert summary["dry_run"] and summary["sent"] == 0 and summary["replayable"] >= 2
+    assert summary["topic"] == names.topics.answers and {s["would_send_to"] for s in shown} == {names.topics.answers}
     assert len(shown) == 2 and {s["stage"] for s in shown} == {"decode", "timeout"}
     assert not [v for v in read_json(names, names.topics.verdicts, until=10**9, timeout=2.0)
                 if v["event_id"].startswith("rp-")]
 
     sent, summary = replay(names, "--stage", "decode", "--field", "answer")  # only the refused answer first
     assert [(s["stage"], s["field"]) for s in sent] == [("decode", "answer")] and summary["sent"] == 1
+    assert sent[0]["sent_to"] == summary["topic"] == names.topics.answers
     assert summary["next_from"]
     _, summary = replay(names, "--stage", "timeout")
     assert summary["sent"] == 1

@@ -40,6 +40,7 @@ def test_old_spellings_still_work_and_warn(monkeypatch: pytest.MonkeyPatch,
 
     monkeypatch.delenv("STREAM_GUARD_BROKER", raising=False)
     monkeypatch.delenv("STREAM_GUARD_ALERTS_TO", raising=False)
+    monkeypatch.delenv("STREAM_GUARD_ALERTS_WEBHOOK", raising=False)
     # alerts: --to URL still names the webhook (the command gets as far as wanting a broker), with a warning.
     for flag, warns in (("--webhook", False), ("--to", True)):
         with pytest.raises(ConfigurationError, match="no broker"):

@@ -159,7 +159,7 @@ ROWS: dict[str, tuple[list[Any], list[Any]] | tuple[list[Any], list[Any], dict[s
     "serve.max_batch_bytes": ints(KiB, GiB),
     "serve.stream_chunk_timeout_s": above(0, 3600),
     "serve.shutdown_grace_s": above(0, 3600),
-    "alerts.to": (["", "http://am:9093/api/v2/alerts", "https://hooks.example.com/x"], ["am:9093", "ftp://x", 5]),
+    "alerts.webhook": (["", "http://am:9093/api/v2/alerts", "https://hooks.example.com/x"], ["am:9093", "ftp://x", 5]),
     "alerts.format": (["alertmanager", "slack", "json"], ["xml", "", 5]),
     "alerts.dashboard_url": (["", "https://guard.example.com"], ["guard.example.com", 5]),
     "alerts.group_id": (["stream-guard-alerts"], ["", "  ", 5]),
