@@ -93,11 +93,21 @@ def _rocksdb(objects):
         figures.pop("block-cache-pinned-usage", None)
     return figures
 
+def _rss():
+    # The kernel's split of the resident set: anonymous (heaps, arenas, RocksDB's memory) against file-backed
+    # (mapped libraries and files) and shared memory; growth malloc does not show lands in one of these.
+    out = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(("RssAnon:", "RssFile:", "RssShmem:")):
+                out[line.split(":")[0]] = int(line.split()[1]) * 1024
+    return out
+
 def _census():
     objects = gc.get_objects()
     counts = collections.Counter(type(o).__qualname__ for o in objects)
     return {"t": time.time(), "blocks": sys.getallocatedblocks(), "objects": sum(counts.values()),
-            "malloc": _malloc(), "rocksdb": _rocksdb(objects), "threads": threading.active_count(),
+            "malloc": _malloc(), "rss": _rss(), "rocksdb": _rocksdb(objects), "threads": threading.active_count(),
             "types": dict(counts.most_common(200))}
 
 def _watch(folder, every):
@@ -356,6 +366,7 @@ def census_report(folder: Path, half_at: float) -> dict[str, dict[str, Any]]:
             "types_grown": [f"{k}: {first['types'].get(k, 0)} -> {last['types'][k]}" for d, k in grown[:12] if d > 0],
             "malloc_mib": [{"min": round((r["t"] - rows[0]["t"]) / 60, 1),
                             **{k: round(v / MIB, 1) for k, v in r["malloc"].items()}, "threads": r.get("threads"),
+                            **{k: round(v / MIB, 1) for k, v in (r.get("rss") or {}).items()},
                             **{f"rocksdb {k}": (v if k == "dbs" else round(v / MIB, 1))
                                for k, v in (r.get("rocksdb") or {}).items()}}
                            for r in rows if r.get("malloc")]}
