@@ -16,7 +16,9 @@ slows the worker and inflates RSS, so its slopes are not the figure; run it shor
 bytes in use against bytes freed but kept, which tells a leak from fragmentation) and RocksDB's memory properties
 summed over the worker's table partitions. --memray AFTER,FOR traces the worker's allocations with native stacks
 from minute AFTER for FOR minutes (`pip install memray` in the venv: not a dependency) and prints what that
-window allocated and never freed, by site.
+window allocated and never freed, by site. The census's `gc.get_objects()` runs in a thread of the worker and can
+catch a tuple still being built by `tuple(generator)` in another (Python 3.11; CPython gh-107137): the worker then
+sees a rare `SystemError: ... tupleobject.c: bad argument to internal function` that is the hook's, not its own.
 
     .venv/bin/python bench/memory_soak.py [--rate 100] [--minutes 15] [--tenants 500] [--questions 50]
     .venv/bin/python bench/memory_soak.py --rate 100 --minutes 4 --tracemalloc
