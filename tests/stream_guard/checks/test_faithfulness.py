@@ -219,3 +219,16 @@ def test_a_figure_the_question_states_is_not_a_new_figure() -> None:
     # a value with a unit is still compared, whatever the question says
     priced = run("The Pro plan costs $150 per year.", question="Is the Pro plan $150 per year?")
     assert priced.details["missing_numbers"] == ["$150"]
+
+
+def test_a_wh_question_presupposes_its_own_words_a_yes_no_question_does_not() -> None:
+    # "When does the sale end?" takes it as given that the sale ends: "ends" is the user's word, not a claim.
+    context = ["The summer sale runs from June 1, 2024 to June 30, 2024."]
+    answer = "The summer sale ends on June 30, 2024."
+    asked = run(answer, context, question="When does the summer sale end?")
+    assert asked.details["claim_overlaps"] == [1.0] and asked.details["overlap_with_best_sentence"] == [1.0]
+    yes_no = run(answer, context, question="Does the summer sale end in June?")
+    assert yes_no.details["claim_overlaps"] == [0.8333]
+    # a wrong value is still missing whatever the question asks
+    wrong = run("The summer sale ends on July 15, 2024.", context, question="When does the summer sale end?")
+    assert wrong.flagged and wrong.details["missing_numbers"] == ["15"]
