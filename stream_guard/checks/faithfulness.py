@@ -333,14 +333,21 @@ def ground_claim(
 
 # A question asking when, what, who, where, which, why or how takes its own content as given ("When does the sale
 # end?" presupposes that the sale ends): an answer restating those words asserts nothing the user did not. A yes-no
-# question presupposes nothing, so its words stay claims ("Does the plan include phone support?").
+# question presupposes nothing, so its words stay claims ("Does the plan include phone support?"); nor does a
+# question offering alternatives ("Which started first, Arthur's Magazine or First for Women?" presupposes one of
+# them, not each), and a name in a question may be what is asked about, so only its common words are given.
 _WH_QUESTION_RE = re.compile(r"^\W*+(?:when|what|who|whom|whose|where|which|why|how)\b", re.IGNORECASE)
+_ALTERNATIVE_RE = re.compile(r"\bor\b", re.IGNORECASE)
+_COMMON_WORD_RE = re.compile(r"(?<![\w'’-])[a-z][a-z'’-]*+")
 
 
 def _presupposed(inspection: Inspection) -> frozenset[str]:
     found = inspection.memo.get(("presupposed",))
     if found is None:
-        asked = inspection.question_stems if _WH_QUESTION_RE.match(inspection.question) else frozenset()
+        question = inspection.question
+        asked: frozenset[str] = frozenset()
+        if _WH_QUESTION_RE.match(question) and not _ALTERNATIVE_RE.search(question):
+            asked = frozenset(stem(w) for w in _COMMON_WORD_RE.findall(question))
         found = inspection.memo.setdefault(("presupposed",), asked)
     return found  # type: ignore[return-value]
 

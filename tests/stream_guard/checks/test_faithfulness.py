@@ -232,3 +232,14 @@ def test_a_wh_question_presupposes_its_own_words_a_yes_no_question_does_not() ->
     # a wrong value is still missing whatever the question asks
     wrong = run("The summer sale ends on July 15, 2024.", context, question="When does the summer sale end?")
     assert wrong.flagged and wrong.details["missing_numbers"] == ["15"]
+
+
+def test_a_question_offering_alternatives_or_naming_names_presupposes_neither() -> None:
+    context = ["Arthur's Magazine (1844-1846) was an American literary periodical.",
+               "First for Women is a woman's magazine published by Bauer Media Group in the USA, started in 1989."]
+    offered = run("Arthur's Magazine was founded first.", context,
+                  question="Which magazine was founded first, Arthur's Magazine or First for Women?")
+    assert offered.details["claim_overlaps"] == [0.75]  # "founded" is not given by a question offering two
+    named = run("Arthur Conan Doyle wrote it.", ["The novel was written by Agatha Christie."],
+                question="Who wrote the novel Arthur Conan Doyle edited?")
+    assert named.flagged
