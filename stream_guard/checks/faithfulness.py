@@ -304,11 +304,8 @@ def ground_claim(
         words = []  # a verbatim quote and its framing ("As the source puts it: ...") is grounded by the quote
     if facts.neutral:
         words = [w for w in words if stem(w) not in facts.neutral]
-    context = inspection.context_stems
-    presupposed = _presupposed(inspection)
-    if presupposed:
-        words = [w for w in words if (s := stem(w)) in context or s not in presupposed]
     stems = frozenset(stem(w) for w in words)
+    context = inspection.context_stems
     overlap = len(stems & context) / len(stems) if stems else 1.0
     best, best_index = _best_sentence(stems, inspection)
     missing_words = tuple(dict.fromkeys(w for w in words if stem(w) not in context))
@@ -329,27 +326,6 @@ def ground_claim(
         claim, stems, overlap, best, best_index, missing_words, missing_numbers, grounded, conflicts, wrong_times,
         wrong_days, unstated,
     )
-
-
-# A question asking when, what, who, where, which, why or how takes its own content as given ("When does the sale
-# end?" presupposes that the sale ends): an answer restating those words asserts nothing the user did not. A yes-no
-# question presupposes nothing, so its words stay claims ("Does the plan include phone support?"); nor does a
-# question offering alternatives ("Which started first, Arthur's Magazine or First for Women?" presupposes one of
-# them, not each), and a name in a question may be what is asked about, so only its common words are given.
-_WH_QUESTION_RE = re.compile(r"^\W*+(?:when|what|who|whom|whose|where|which|why|how)\b", re.IGNORECASE)
-_ALTERNATIVE_RE = re.compile(r"\bor\b", re.IGNORECASE)
-_COMMON_WORD_RE = re.compile(r"(?<![\w'’-])[a-z][a-z'’-]*+")
-
-
-def _presupposed(inspection: Inspection) -> frozenset[str]:
-    found = inspection.memo.get(("presupposed",))
-    if found is None:
-        question = inspection.question
-        asked: frozenset[str] = frozenset()
-        if _WH_QUESTION_RE.match(question) and not _ALTERNATIVE_RE.search(question):
-            asked = frozenset(stem(w) for w in _COMMON_WORD_RE.findall(question))
-        found = inspection.memo.setdefault(("presupposed",), asked)
-    return found  # type: ignore[return-value]
 
 
 def _question_numbers(inspection: Inspection) -> frozenset[str]:
