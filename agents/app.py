@@ -53,7 +53,8 @@ from stream_guard.agents.metrics import CONTENT_TYPE, Gauges, WorkerMetrics
 from stream_guard.agents.security import credentials
 from stream_guard.agents.topics import key_partition, producer_max_request_size
 from stream_guard.agents.faust_adapter import (STORE_SCHEME, GuardApp, acting_for, partition_dbs, raw_schema,
-                                               rocksdb_options, shutdown_remaining, visible_items)
+                                               rocksdb_memory, rocksdb_options, shutdown_remaining,
+                                               visible_items)
 from stream_guard.ops.alerting import LatencyBudgetMonitor, already_sent, expired, sent_record
 from stream_guard.wire.alert import Alert
 from stream_guard.wire.deadletter import (
@@ -227,7 +228,8 @@ class GuardService:
         self.metrics = WorkerMetrics(self.registry, judge_pid=lambda: self.judge.pid, gauges=Gauges(
             latency_budget_s=s.latency_budget_ms / 1000.0, event_budget_s=self.judge.config.event_budget_ms / 1000.0,
             unacknowledged=self._order.pending, judge_replaced=lambda: self.judge.replaced,
-            refused_acks=lambda: int(getattr(app.consumer, "refused_acks", 0)), broker_link=self.link))
+            refused_acks=lambda: int(getattr(app.consumer, "refused_acks", 0)), broker_link=self.link,
+            rocksdb_memory=rocksdb_memory(s.rocksdb_block_cache_bytes, s.rocksdb_memtable_bytes)))
         app.monitor = self.metrics.monitor()
         app.commit_observer = self._on_commit
         app.guarded_topics = frozenset({s.topics.answers, s.by_question_topic})

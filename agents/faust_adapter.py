@@ -445,16 +445,22 @@ class RocksDBMemory:
 
     cache: Any  # rocksdict.Cache
     write_buffers: Any  # rocksdict.WriteBufferManager
+    block_cache_bytes: int  # the cache's capacity (rocksdict's Cache can set it, not read it back)
 
     def usage(self) -> dict[str, int]:
         """Bytes in use now: cached blocks, and memtables (counted as the arena memory they hold)."""
         return {"block_cache": self.cache.get_usage(), "memtables": self.write_buffers.get_usage()}
 
+    def limits(self) -> dict[str, int]:
+        """The budgets `usage()` is held to, by the same names."""
+        return {"block_cache": self.block_cache_bytes, "memtables": self.write_buffers.get_buffer_size()}
+
 
 @lru_cache(maxsize=None)
 def rocksdb_memory(block_cache_bytes: int, memtable_bytes: int) -> RocksDBMemory:
     """One budget per process and setting (a worker has one), shared by every database opened with it."""
-    return RocksDBMemory(rocksdict.Cache(block_cache_bytes), rocksdict.WriteBufferManager(memtable_bytes, False))
+    return RocksDBMemory(rocksdict.Cache(block_cache_bytes), rocksdict.WriteBufferManager(memtable_bytes, False),
+                         block_cache_bytes)
 
 
 class _SharedMemoryOptions(RocksDBOptions):

@@ -10,7 +10,8 @@
   API), offset commits (their latency and failures, timed around the consumer's commit in
   agents/faust_adapter.py), send errors per topic (our sends bypass Faust's topic layer, so we count them).
 - The process: prometheus_client's process, platform and GC collectors, the judge child's CPU and memory
-  (`stream_guard_judge_process_*`), and `stream_guard_build_info`.
+  (`stream_guard_judge_process_*`), the tables' RocksDB memory against its budget
+  (`stream_guard_rocksdb_memory_bytes`, `..._limit_bytes`), and `stream_guard_build_info`.
 
 The per-partition quantile summaries of the metrics topic come from stream_guard/ops/latency.py, not from here.
 """
@@ -53,6 +54,7 @@ class Gauges:
     judge_replaced: Callable[[], int] = lambda: 0
     refused_acks: Callable[[], int] = lambda: 0
     broker_link: Any = None  # agents.broker_link.BrokerLink
+    rocksdb_memory: Any = None  # agents.faust_adapter.RocksDBMemory: the tables' shared memory budget
 
 
 @dataclass
@@ -195,8 +197,23 @@ class _StateCollector:
                                       "connect or timed out.", value=link.failures_total)
             yield CounterMetricFamily("stream_guard_broker_losses", "Times every broker stopped answering for "
                                       "broker_lost_after_s.", value=link.losses_total)
+        if g.rocksdb_memory is not None:
+            yield from _rocksdb_memory(g.rocksdb_memory)
         yield CounterMetricFamily("stream_guard_skipped_acks_refused", "Acknowledgements Faust made for input "
                                   "messages it skipped, refused (see agents/faust_adapter.py).", value=g.refused_acks())
+
+
+def _rocksdb_memory(memory: Any) -> Iterator[Metric]:
+    """The tables' RocksDB memory, which no process collector separates from the rest of the RSS: what the shared
+    block cache and memtables hold now, and the budgets they are held to (by kind)."""
+    used = GaugeMetricFamily("stream_guard_rocksdb_memory_bytes", "Bytes RocksDB holds for the worker's tables, "
+                             "all partitions together: the shared block cache and the memtables.", labels=["kind"])
+    limit = GaugeMetricFamily("stream_guard_rocksdb_memory_limit_bytes", "The budget of each kind "
+                              "(rocksdb_block_cache_bytes, rocksdb_memtable_bytes).", labels=["kind"])
+    for family, figures in ((used, memory.usage()), (limit, memory.limits())):
+        for kind, value in sorted(figures.items()):
+            family.add_metric([kind], value)
+        yield family
 
 
 class GuardMonitor(Monitor):  # type: ignore[misc]

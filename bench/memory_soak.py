@@ -16,7 +16,9 @@ slows the worker and inflates RSS, so its slopes are not the figure; run it shor
 bytes in use against bytes freed but kept, which tells a leak from fragmentation) and RocksDB's memory properties
 summed over the worker's table partitions. --memray AFTER,FOR traces the worker's allocations with native stacks
 from minute AFTER for FOR minutes (`pip install memray` in the venv: not a dependency) and prints what that
-window allocated and never freed, by site.
+window allocated and never freed, by site. The census's `gc.get_objects()` runs in a thread of the worker and can
+catch a tuple still being built by `tuple(generator)` in another (Python 3.11; CPython gh-107137): the worker then
+sees a rare `SystemError: ... tupleobject.c: bad argument to internal function` that is the hook's, not its own.
 
     .venv/bin/python bench/memory_soak.py [--rate 100] [--minutes 15] [--tenants 500] [--questions 50]
     .venv/bin/python bench/memory_soak.py --rate 100 --minutes 4 --tracemalloc
@@ -93,11 +95,21 @@ def _rocksdb(objects):
         figures.pop("block-cache-pinned-usage", None)
     return figures
 
+def _rss():
+    # The kernel's split of the resident set: anonymous (heaps, arenas, RocksDB's memory) against file-backed
+    # (mapped libraries and files) and shared memory; growth malloc does not show lands in one of these.
+    out = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(("RssAnon:", "RssFile:", "RssShmem:")):
+                out[line.split(":")[0]] = int(line.split()[1]) * 1024
+    return out
+
 def _census():
     objects = gc.get_objects()
     counts = collections.Counter(type(o).__qualname__ for o in objects)
     return {"t": time.time(), "blocks": sys.getallocatedblocks(), "objects": sum(counts.values()),
-            "malloc": _malloc(), "rocksdb": _rocksdb(objects), "threads": threading.active_count(),
+            "malloc": _malloc(), "rss": _rss(), "rocksdb": _rocksdb(objects), "threads": threading.active_count(),
             "types": dict(counts.most_common(200))}
 
 def _watch(folder, every):
@@ -356,6 +368,7 @@ def census_report(folder: Path, half_at: float) -> dict[str, dict[str, Any]]:
             "types_grown": [f"{k}: {first['types'].get(k, 0)} -> {last['types'][k]}" for d, k in grown[:12] if d > 0],
             "malloc_mib": [{"min": round((r["t"] - rows[0]["t"]) / 60, 1),
                             **{k: round(v / MIB, 1) for k, v in r["malloc"].items()}, "threads": r.get("threads"),
+                            **{k: round(v / MIB, 1) for k, v in (r.get("rss") or {}).items()},
                             **{f"rocksdb {k}": (v if k == "dbs" else round(v / MIB, 1))
                                for k, v in (r.get("rocksdb") or {}).items()}}
                            for r in rows if r.get("malloc")]}

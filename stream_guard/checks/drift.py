@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.config.detector import DetectorConfig
-from stream_guard.text.fingerprint import Features, features, features_distance, fingerprint
+from stream_guard.text.fingerprint import Features, event_fingerprint, features, features_distance
 from stream_guard.text.fingerprint import Fingerprint
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import CheckResult
@@ -85,7 +85,7 @@ class DriftCheck:
         if len(history) < cfg.drift_min_history:
             return self._quiet(base | {"reason": "not enough history"}, started)
 
-        current = fingerprint(inspection.answer)
+        current = event_fingerprint(inspection.memo, inspection.answer)
         mine = features(current)
         theirs, keep = self._window(inspection, history, window)
         distances = [features_distance(mine, other) for other in theirs]

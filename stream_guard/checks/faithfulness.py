@@ -294,6 +294,12 @@ def ground_claim(
     text, missing_numbers = _figures(claim.text, facts) if may_contain_quantity(claim.text) else (claim.text, ())
     text, quoted = _without_verbatim_quotes(text, inspection)
     words = claim_words(text)
+    if missing_numbers or any(w[:1].isdigit() for w in words):
+        # A bare figure the question states ("how to uninstall uTorrent on Windows 10") is the user's own: an
+        # answer restating it adds no figure. A value with a unit or currency is still compared ("$10" stays).
+        asked = _question_numbers(inspection)
+        missing_numbers = tuple(m for m in missing_numbers if m not in asked)
+        words = [w for w in words if w not in asked]
     if quoted and len(words) <= _FRAMING_WORDS:
         words = []  # a verbatim quote and its framing ("As the source puts it: ...") is grounded by the quote
     if facts.neutral:
@@ -320,6 +326,13 @@ def ground_claim(
         claim, stems, overlap, best, best_index, missing_words, missing_numbers, grounded, conflicts, wrong_times,
         wrong_days, unstated,
     )
+
+
+def _question_numbers(inspection: Inspection) -> frozenset[str]:
+    found = inspection.memo.get(("question numbers",))
+    if found is None:
+        found = inspection.memo.setdefault(("question numbers",), frozenset(numbers_in(inspection.question)))
+    return found  # type: ignore[return-value]
 
 
 def _evidence(g: ClaimGrounding) -> str:

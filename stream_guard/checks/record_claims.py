@@ -76,9 +76,11 @@ class FieldConflict:
 _GLUED_SPELLINGS = re.compile(r"\b(wi)[\s-](fi)\b|\b(take)[\s-](out)\b")
 
 
-def _tokens(text: str) -> list[str]:
+# A claim is tokenised by field_conflicts and again by unstated_fields: once while recent.
+@lru_cache(maxsize=1024)
+def _tokens(text: str) -> tuple[str, ...]:
     glued = _GLUED_SPELLINGS.sub(lambda m: "".join(g for g in m.groups() if g), text.lower())
-    return [w.replace("’", "'") for w in _CLAIM_TOKEN_RE.findall(glued)]
+    return tuple(w.replace("’", "'") for w in _CLAIM_TOKEN_RE.findall(glued))
 
 
 @lru_cache(maxsize=4096)
@@ -114,7 +116,7 @@ def _mention(stems: list[str], way: frozenset[str]) -> tuple[int, int] | None:
     return None
 
 
-def _negated(tokens: list[str], span: tuple[int, int]) -> bool:
+def _negated(tokens: tuple[str, ...], span: tuple[int, int]) -> bool:
     """A negator before the mention in the same clause ("does not offer WiFi, outdoor seating, or
     reservations": list commas do not end it), or a predicate negation right after it, before any comma
     ("takeout is not available"; but "lot parking with no valet" negates the valet, not the lot)."""
@@ -154,12 +156,14 @@ def field_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[Fiel
     for record in records:
         if record is None:
             continue
-        for field in record.yes_no:
-            truth = field.truth
-            ways, parent = _field_terms(field.path)
-            if not ways or not any(way <= present for way in ways):
+        index = _yes_no_index(record)
+        # Only the fields some stem of the claim can name, in the record's order (the order of the findings).
+        named = sorted({i for s in present & index.by_stem.keys() for i in index.by_stem[s]})
+        for i in named:
+            field, truth, ways, parent, nested = index.fields[i]
+            if not any(way <= present for way in ways):
                 continue
-            if parent and len(field.path) > 1 and _nested(field.path) and not parent & present:
+            if nested and not parent & present:
                 continue
             for way in ways:
                 span = _mention(stems, way) if way <= present else None
@@ -172,6 +176,42 @@ def field_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[Fiel
                     out.append(FieldConflict(field, says))
                 break
     return out
+
+
+@dataclass(frozen=True)
+class _YesNoIndex:
+    """A record's yes-no fields read once: (field, truth, ways a claim names it, its container's stems, whether
+    the container must be named too) for each field a claim can name, and which of them each stem can name."""
+
+    fields: tuple[tuple[Field, bool | None, tuple[frozenset[str], ...], frozenset[str], bool], ...]
+    by_stem: dict[str, tuple[int, ...]]
+
+
+# Every claim of a data-to-text answer is compared with the same record (read_record keeps one Record per
+# chunk text): its index is built once, keyed by the record's identity (the entry holds the record, so the id
+# cannot be reused while the entry lives), bounded like the record cache.
+_INDEXES: dict[int, tuple[Record, _YesNoIndex]] = {}
+
+
+def _yes_no_index(record: Record) -> _YesNoIndex:
+    hit = _INDEXES.get(id(record))
+    if hit is not None and hit[0] is record:
+        return hit[1]
+    fields = []
+    by_stem: dict[str, list[int]] = {}
+    for field in record.yes_no:
+        ways, parent = _field_terms(field.path)
+        if not ways:
+            continue
+        for s in frozenset().union(*ways):
+            by_stem.setdefault(s, []).append(len(fields))
+        nested = bool(parent) and len(field.path) > 1 and _nested(field.path)
+        fields.append((field, field.truth, ways, parent, nested))
+    index = _YesNoIndex(tuple(fields), {s: tuple(i) for s, i in by_stem.items()})
+    if len(_INDEXES) >= _RECORD_CACHE:
+        _INDEXES.pop(next(iter(_INDEXES)))
+    _INDEXES[id(record)] = (record, index)
+    return index
 
 
 def _nested(path: tuple[str, ...]) -> bool:

@@ -8,6 +8,7 @@ about the subject. Summaries have no question and are never flagged; no context 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from stream_guard.checks.base import elapsed_ms
@@ -53,7 +54,18 @@ class RelevanceCheck:
         self._threshold = config.relevance_threshold
 
     def run(self, inspection: Inspection) -> CheckResult:
+        """Judged once per event: it reads only the question and the context, which the re-inspections of its
+        repairs share with it (and their memo, `Inspection.with_answer`)."""
         started = time.perf_counter()
+        key = ("relevance", self._threshold, inspection.question)
+        kept = inspection.memo.get(key)
+        if isinstance(kept, CheckResult):
+            return dataclasses.replace(kept, latency_ms=elapsed_ms(started))
+        result = self._judge(inspection, started)
+        inspection.memo[key] = result
+        return result
+
+    def _judge(self, inspection: Inspection, started: float) -> CheckResult:
         terms_by_stem = question_terms(inspection.question)
         terms = frozenset(terms_by_stem)
         if not inspection.question.strip():

@@ -21,7 +21,7 @@ from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.detector import HallucinationDetector
 from stream_guard.wire.events import AnswerEvent
 from stream_guard.heal import HallucinationHealer, HealingResult
-from stream_guard.text.fingerprint import Fingerprint
+from stream_guard.text.fingerprint import Fingerprint, event_fingerprint
 from stream_guard.engine.history import HistoryStore, MemoryHistory
 from stream_guard.text.inspection import Inspection
 from stream_guard.text.ner import EntityRecognizer
@@ -157,7 +157,7 @@ class Guard:
             quality = QualityScore.compute(report, healing, self.config, latency_ms=latency)
         delivered = self._delivered_answer(event, quality.routing, healing)
         record = (
-            {**self.detector.fingerprint(delivered), EVENT_TAG: tag}
+            {**event_fingerprint(inspection.memo, delivered), EVENT_TAG: tag}
             if asked and quality.routing in DELIVERED_ROUTES and delivered.strip()
             else None
         )

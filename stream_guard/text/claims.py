@@ -68,7 +68,7 @@ _OPENER_RE = re.compile(
 )
 # Whole sentences that assert nothing checkable against the context.
 _NON_CLAIM_RE = re.compile(
-    r"""^\s*+(?:
+    rf"""^\s*+(?:
         (?:i\s++)?hope\s++(?:this|that|it)\s++helps
         |let\s++me\s++know
         |feel\s++free\s++to
@@ -83,6 +83,9 @@ _NON_CLAIM_RE = re.compile(
         |none\s++of\s++the\s++(?:(?:given|provided)\s++)?(?:passages|documents|sources|articles)
         |thank(?:s|\s++you)\b
         |great\s++question|good\s++question
+        |(?:this|that|the|such|all\s++(?:of\s++)?th(?:is|ese))\s++(?:information|answer|details?|facts?)\s++
+          (?:(?:can|could|may)\s++be\s++|is\s++|are\s++(?:all\s++)?)(?:found|seen|located|given)\s++in\s++{_SOURCE_REF}
+          (?:\s++(?:and|&)\s++{_SOURCE_REF})*+\s*+[.!]?\s*+$
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -104,7 +107,9 @@ _DECLINE_RE = re.compile(
           (?:cannot|can't|can\s++not|(?:am\s++|are\s++)?unable\s++to|(?:am\s++|are\s++)?not\s++able\s++to|could\s++not|couldn't)\s++
           (?:provide|answer|determine|find|say|give|tell|confirm|identify|offer|specify|explain|know|infer)
         |\b(?:cannot|can't|could\s++not)\s++be\s++(?:determined|answered|inferred|confirmed|found)\s++(?:from|in|based\s++on)\s++{_SOURCE_REF}
-        |\bunable\s++to\s++answer\b""",
+        |\bunable\s++to\s++answer\b
+        |\b(?:do(?:es)?\s++not|doesn't|don't|did\s++not|didn't)\s++(?:provide|give|offer|share|list|include)\s++
+          (?:(?:any|specific|further|additional|detailed|much|more|explicit)\s++)*+(?:information|details|data|specifics)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 # "The first passage covers baking, but does not mention frying": the second clause's subject is the passage.
@@ -121,8 +126,27 @@ _CLAUSE_BREAK_RE = re.compile(
     r";\s*+|,\s*+(?=(?:and|but|while|whereas|although|though|however|yet|so)\b)|\s++(?=but\s)", re.IGNORECASE)
 # "Although the passages do not say so, the bridge opened in 1932": the decline is the leading clause only.
 _JOINER_RE = re.compile(r"^\s*+(?:and|but|while|whereas|although|though|however|yet|so)\b\s*+,?\s*+", re.IGNORECASE)
+# A lead that declines a list ("Although the record gives no details on amenities such as parking, WiFi, or
+# music, ...") runs to the comma after the list's last short item.
 _LEADING_SUBORDINATE_RE = re.compile(
-    r"^\s*+(?:although|though|even\s++though|while|whereas|since|as|because|if)\b[^,]*+,\s*+", re.IGNORECASE)
+    r"^\s*+(?:although|though|even\s++though|while|whereas|since|as|because|if)\b"
+    r"(?:[^,]*?\bsuch\s++as\b[^,]*+(?:,\s*+(?:(?:and|or)\s++)?[^,\s]++(?:\s++[^,\s]++){0,2}(?=,))*+|[^,]*+),\s*+",
+    re.IGNORECASE)
+
+
+_LIST_TAIL_RE = re.compile(r"\s*+(?:and|or)\s++[^\s,;]++(?:\s++[^\s,;]++)?\s*+[.!]?\s*+", re.IGNORECASE)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """The sentence cut where clauses meet; a list's last item (", and music", ", or outdoor seating": two words at
+    most, too few for a subject and what it says) stays with the piece before it."""
+    out: list[str] = []
+    for piece in _CLAUSE_BREAK_RE.split(sentence):
+        if out and _LIST_TAIL_RE.fullmatch(piece):
+            out[-1] = f"{out[-1]}, {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 def _is_decline(clause: str, source_subject: bool) -> bool:
@@ -139,7 +163,7 @@ def drop_declines(sentence: str) -> str:
     source_subject = _SOURCE_SUBJECT_RE.match(sentence) is not None
     if not source_subject and _DECLINE_RE.search(sentence) is None:
         return sentence
-    clauses = _CLAUSE_BREAK_RE.split(sentence)
+    clauses = _clauses(sentence)
     if not any(_is_decline(clause, source_subject) for clause in clauses):
         return sentence
     kept: list[str] = []

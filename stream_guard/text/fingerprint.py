@@ -134,6 +134,18 @@ def fingerprint(answer: str) -> dict[str, Any]:
     }
 
 
+def event_fingerprint(memo: dict[tuple[object, ...], object], answer: str) -> dict[str, Any]:
+    """`fingerprint(answer)` once per event: drift reads the answer's fingerprint and the history record of the
+    delivered answer is the same one (`memo`: the event's `Inspection.memo`, shared by its re-inspections).
+    Read-only: callers copy before adding to it."""
+    key = ("fingerprint", answer)
+    kept = memo.get(key)
+    if isinstance(kept, dict):
+        return kept
+    made = memo[key] = fingerprint(answer)
+    return made
+
+
 def _jaccard_distance(a: frozenset[str], b: frozenset[str]) -> float:
     union = a | b
     if not union:

@@ -17,8 +17,10 @@ import importlib.util
 import logging
 import os
 import re
+import sys
 import threading
 import time
+import types
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import Any, Iterable, Literal, Protocol, Sequence
@@ -316,11 +318,52 @@ def _load_spacy_once(model: str) -> tuple[Any, threading.Lock]:
         _loading -= 1
 
 
+def _tokenizer_exclusion(model: str) -> list[str]:
+    """["tokenizer"] for the English packages we prefer: their saved tokenizer is spaCy's English default, which
+    the pipeline has already built from its language data before reading the saved one, so reading it again is
+    pure cost (about a sixth of a model load; tests/stream_guard/text/test_ner.py checks it is the same
+    tokenizer). Any other model's saved tokenizer may be customised: it is read."""
+    return ["tokenizer"] if model in MODEL_PREFERENCE else []
+
+
+def _import_spacy() -> Any:
+    """`import spacy` without its command line. spaCy's `__init__` imports `spacy.cli` (typer, requests, weasel
+    and every command: about a quarter of the instructions of importing and loading a model) only to expose
+    `spacy.info`. A placeholder package stands in while spaCy imports and is taken out of `sys.modules` at once,
+    so a later `import spacy.cli` (or `spacy.info(...)`) imports the real one. Deferred to the first model
+    load: importing spaCy costs about a second."""
+    if "spacy" in sys.modules:
+        return sys.modules["spacy"]
+    placeholder = types.ModuleType("spacy.cli")
+    placeholder.__path__ = []  # a package with no submodules: anything else under spacy.cli fails loudly
+    info = types.ModuleType("spacy.cli.info")
+    info.info = _spacy_info  # type: ignore[attr-defined]
+    stand_ins = {"spacy.cli": placeholder, "spacy.cli.info": info}
+    if any(name in sys.modules for name in stand_ins):
+        import spacy  # spacy.cli already imported (by the caller's program): nothing to save
+
+        return spacy
+    sys.modules.update(stand_ins)
+    try:
+        import spacy
+    finally:
+        for name, module in stand_ins.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+    return spacy
+
+
+def _spacy_info(*args: Any, **kwargs: Any) -> Any:
+    """`spacy.info` when spaCy was imported by `_import_spacy`: the real one, imported when first called."""
+    from spacy.cli.info import info
+
+    return info(*args, **kwargs)
+
+
 def _load_spacy_pipeline(model: str) -> tuple[Any, threading.Lock]:
     # The lock travels with the pipeline: every recognizer sharing it must serialise on the same object.
-    import spacy  # deferred: importing spaCy costs about a second
-
-    nlp = spacy.load(model, exclude=list(_SPACY_EXCLUDE))
+    spacy = _import_spacy()
+    nlp = spacy.load(model, exclude=list(_SPACY_EXCLUDE) + _tokenizer_exclusion(model))
     try:
         nlp("Ada Lovelace worked in London.")
     except Exception:  # noqa: BLE001 - a pipeline whose NER listens to a shared embedding layer

@@ -256,9 +256,16 @@ def test_metrics_are_served_and_published_and_the_budget_alert_fires_once(guarde
     for name in ("process_cpu_seconds", "process_resident_memory_bytes", "python_info", "python_gc_objects_collected",
                  "stream_guard_judge_process_cpu_seconds", "stream_guard_kafka_rebalances",
                  "stream_guard_kafka_commit_seconds", "stream_guard_kafka_send_errors", "stream_guard_checks_flagged",
-                 "stream_guard_dead_letters", "stream_guard_judge_replaced"):
+                 "stream_guard_dead_letters", "stream_guard_judge_replaced", "stream_guard_rocksdb_memory_bytes",
+                 "stream_guard_rocksdb_memory_limit_bytes"):
         assert name in families, name
     assert next(s for s in families["stream_guard_kafka_rebalances"].samples).value >= 1
+    # The tables' RocksDB memory: the histories just written sit in memtables, held to the configured budgets.
+    settings = names.settings()
+    rocksdb = {s.labels["kind"]: s.value for s in families["stream_guard_rocksdb_memory_bytes"].samples}
+    budget = {s.labels["kind"]: s.value for s in families["stream_guard_rocksdb_memory_limit_bytes"].samples}
+    assert budget == {"block_cache": settings.rocksdb_block_cache_bytes, "memtables": settings.rocksdb_memtable_bytes}
+    assert rocksdb["memtables"] > 0 and 0 <= rocksdb["block_cache"] <= budget["block_cache"]
     commits = next(s for s in families["stream_guard_kafka_commit_seconds"].samples if s.name.endswith("_count"))
     assert commits.value >= 1
 

@@ -384,6 +384,11 @@ def _finish(text: str, toks: list[_Tok], parse: _Parse, spans: list[tuple[int, i
         # "a 26-year-old man", "he is 26 years old": an age, never the length of anything.
         unit, factor, magnitude = _Unit("age_years", 1.0), 1.0, parse.value * parse.scale
         value, low, high, precision = magnitude, magnitude, (parse.high or parse.value) * parse.scale, 0.5
+    if unit is None and not parse.currency and _appositive_age(toks, parse):
+        # "Jonathan Camilien, 26, was ...": a bare whole number set off by commas after a name is the person's
+        # age (news style), the same value as "a 26-year-old man".
+        unit, magnitude = _Unit("age_years", 1.0), parse.value
+        value, low, high, precision = magnitude, magnitude, magnitude, 0.5
     if unit is not None and unit.unit == "day" and _prev_word(toks, parse.first) == "every":
         return None  # "every 6 hours" says how often, not how long: text/frequency.py reads it
     start, end = toks[parse.first].start, toks[parse.last].end
@@ -406,6 +411,22 @@ def _finish(text: str, toks: list[_Tok], parse: _Parse, spans: list[tuple[int, i
         magnitude=magnitude,
         numerator=_numerator(unit, magnitude),
     )
+
+
+_AGE_CLOSERS = frozenset(",.;)")
+
+
+def _appositive_age(toks: list[_Tok], parse: _Parse) -> bool:
+    """A whole number of one or two digits between a comma after a capitalised word and a comma or full stop:
+    "Carlos Colina, 32, will be arraigned"."""
+    first, last = parse.first, parse.last
+    if first != last or parse.high is not None or parse.scale != 1 or not toks[first].text.isdigit():
+        return False
+    if len(toks[first].text) > 2 or first < 2 or toks[first - 1].text != ",":
+        return False
+    name = toks[first - 2].text
+    return (name[:1].isupper() and name.isalpha() and name.lower() not in _CALENDAR_WORDS
+            and (last + 1 >= len(toks) or toks[last + 1].text in _AGE_CLOSERS))
 
 
 def _followed_by_old(toks: list[_Tok], last: int) -> bool:

@@ -207,3 +207,15 @@ def test_an_invented_answer_that_also_says_not_mentioned_is_still_flagged() -> N
                  "date is not mentioned in the passages.")
     assert result.flagged
     assert len(result.findings) == 1
+
+
+def test_a_figure_the_question_states_is_not_a_new_figure() -> None:
+    context = ["To uninstall uTorrent, open the Add/Remove Programs option in the Control Panel and select uTorrent."]
+    answer = "To uninstall uTorrent on Windows 10, open Add/Remove Programs in the Control Panel."
+    asked = run(answer, context, question="how to uninstall utorrent windows 10")
+    assert asked.details["missing_numbers"] == [] and not asked.flagged
+    unasked = run(answer, context, question="how to uninstall utorrent")
+    assert unasked.details["missing_numbers"] == ["10"] and unasked.flagged
+    # a value with a unit is still compared, whatever the question says
+    priced = run("The Pro plan costs $150 per year.", question="Is the Pro plan $150 per year?")
+    assert priced.details["missing_numbers"] == ["$150"]

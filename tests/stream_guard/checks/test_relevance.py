@@ -72,3 +72,18 @@ def test_partial_coverage_is_proportional() -> None:
 def test_arbitrary_text_never_crashes_and_stays_bounded(question: str, context: list[str]) -> None:
     result = run(question, context)
     assert 0.0 <= result.score <= 1.0
+
+
+def test_judged_once_per_event_and_the_same_for_a_repaired_answer(monkeypatch) -> None:
+    check = RelevanceCheck(DetectorConfig(relevance_threshold=0.25))
+    inspection = Inspection.build("How long should I keep my tax records?", ["Preheat the oven.", TAX], "Forever.")
+    first = check.run(inspection)
+    judged: list[str] = []
+    monkeypatch.setattr("stream_guard.checks.relevance.question_terms",
+                        lambda q: judged.append(q) or question_terms(q))
+    repaired = check.run(inspection.with_answer("Three years from the date you filed."))
+    assert judged == []  # the question and context are those already judged
+    assert (repaired.score, repaired.flagged, repaired.findings, repaired.details) == (
+        first.score, first.flagged, first.findings, first.details)
+    other = check.run(Inspection.build("How long should I keep my tax records?", ["Preheat the oven."], "x"))
+    assert judged and other.flagged  # another event is judged afresh

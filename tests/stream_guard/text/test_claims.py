@@ -83,6 +83,26 @@ def test_a_decline_keeps_the_sentence_it_came_from_for_findings_and_repairs() ->
     assert [c.sentence for c in extract_claims(line)] == [line]
 
 
+def test_saying_that_no_information_is_given_is_a_decline_whatever_its_subject() -> None:
+    # In a record's description the business stands for its record: "the restaurant does not provide specific
+    # information about X" says the record is silent on X, not that the restaurant withholds anything.
+    assert split_claims("The restaurant does not provide specific information about its amenities, such as "
+                        "business parking, reservations, outdoor seating, WiFi, and music.") == []
+    # a leading decline of a list ends after the list; the main clause is still a claim
+    assert split_claims("Although the restaurant does not provide details on amenities such as parking, WiFi, "
+                        "or music, customers have consistently praised the food.") == [
+        "Customers have consistently praised the food."]
+    # not providing something other than information is a claim about the world
+    assert split_claims("The hotel does not provide free parking.") == ["The hotel does not provide free parking."]
+
+
+def test_a_sentence_pointing_at_the_passage_holding_the_answer_is_no_claim() -> None:
+    assert split_claims("This information can be found in passage 3.") == []
+    assert split_claims("The answer is found in passages 1 and 2.") == []
+    # a pointer that adds a fact is still a claim
+    assert split_claims("This information can be found in passage 3, which says the fee is $40.") != []
+
+
 def test_bare_list_markers_are_not_claims() -> None:
     assert split_claims("1.\n- \nStep 2:") == []
     assert split_claims("1. Preheat the oven to 350 degrees.") == ["Preheat the oven to 350 degrees."]

@@ -115,3 +115,13 @@ class TestDistance:
     def test_tolerates_partial_or_foreign_entries(self):
         assert 0.0 <= distance({"numbers": ["1"]}, fingerprint(STABLE)) <= 1.0
         assert distance({}, {}) == 0.0
+
+
+def test_event_fingerprint_is_computed_once_per_answer_of_an_event() -> None:
+    from stream_guard.text.fingerprint import event_fingerprint
+
+    memo: dict = {}
+    first = event_fingerprint(memo, "It costs $1,200.00 and ships in 3 days.")
+    assert first == fingerprint("It costs $1,200.00 and ships in 3 days.")
+    assert event_fingerprint(memo, "It costs $1,200.00 and ships in 3 days.") is first
+    assert event_fingerprint(memo, "It is free.") == fingerprint("It is free.")  # another answer: its own

@@ -153,6 +153,28 @@ def test_spacy_runs_only_the_ner_pipe_and_is_cached() -> None:
     assert recognizer.name.startswith("spacy:")
 
 
+def test_spacy_loads_without_its_command_line_and_keeps_it_importable() -> None:
+    recognizer = _spacy_or_skip()
+    assert recognizer._nlp is not None
+    import spacy
+    import spacy.cli  # the placeholder that stood in while spaCy imported is gone: the real package loads
+
+    assert callable(spacy.cli.download)
+    assert spacy.info()["spacy_version"] == spacy.__version__
+
+
+def test_preferred_models_skip_reading_a_tokenizer_identical_to_the_default() -> None:
+    recognizer = _spacy_or_skip()
+    import spacy
+
+    model = ner.resolve_model(ner.AUTO_MODEL)
+    assert ner._tokenizer_exclusion(model) == ["tokenizer"]
+    assert ner._tokenizer_exclusion("my_custom_model") == []
+    saved = spacy.load(model, exclude=list(ner._SPACY_EXCLUDE))  # reads the tokenizer the package saved
+    # Rules, affixes, special cases and URL / token matchers (the vocab is left out: it grows with what was read).
+    assert recognizer._nlp.tokenizer.to_bytes(exclude=["vocab"]) == saved.tokenizer.to_bytes(exclude=["vocab"])
+
+
 def test_spacy_offsets_and_batches_match_single_calls() -> None:
     recognizer = _spacy_or_skip()
     batch = [SEED, "Angela Merkel visited Paris.", ""]

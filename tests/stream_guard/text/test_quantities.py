@@ -163,6 +163,16 @@ def test_ages_are_not_durations() -> None:
     assert not comparable(only("a 26-year-old man"), only("within four days"))
 
 
+def test_a_number_set_off_by_commas_after_a_name_is_an_age() -> None:
+    # News style: "Jonathan Camilien, 26," is the man's age, the same value as "a 26-year-old man".
+    appositive = only("The victim was identified as Jonathan Camilien, 26.")
+    assert appositive.unit == "age_years" and values_agree(only("a 26-year-old man"), appositive)
+    assert not values_agree(only("a 36-year-old man"), only("Carlos Colina, 26, will be arraigned"))
+    # not after a date word, nor a count before its noun
+    assert only("On Friday, 12, people came").unit is None
+    assert only("In Paris, 3 people died").unit is None
+
+
 def test_rounded_and_approximate_figures_agree_with_precise_ones() -> None:
     assert values_agree(only("about 1.2 million people"), only("1,234,567 people"))
     assert values_agree(only("1.2 million people"), only("1,234,567 people"))
