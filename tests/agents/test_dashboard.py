@@ -71,17 +71,22 @@ def monitor_records(names: Names, partitions: int, tenants: int) -> list[tuple[b
     """What the judge sends the monitor for an answer (ops/monitoring/observation.py), straight to its topic:
     one answer for each of `tenants` tenants today, and three weeks of a tenant "zulu" whose refusals rose."""
     now = int(time.time() * 1000)
+    # Fixed times of day, so that no day's records straddle midnight UTC (zulu's 20 answers a day took 20 minutes
+    # from "now" minus whole days: run between 23:40 and midnight, each day split in two and no alert fired):
+    # zulu's days from noon on each of the 21 days before today, everyone's answer today, before now.
+    today = now - now % DAY_MS
     out = []
     for i in range(tenants):
         tenant = f"tenant-{i:05d}"
-        record = {"type": "answer", "tenant": tenant, "event_id": f"{tenant}-1", "at_ms": now - 3_600_000,
+        record = {"type": "answer", "tenant": tenant, "event_id": f"{tenant}-1",
+                  "at_ms": max(today, now - 3_600_000),
                   "counts": {"answers": 1, "claims": 2, "refused": i % 3}}
         out.append((tenant.encode(), orjson.dumps(record), key_partition(tenant.encode(), partitions)))
     for day in range(21, 0, -1):
         for k in range(20):
             refused = 1 if day > 7 else (k % 3 == 0) + 1
             record = {"type": "answer", "tenant": "zulu", "event_id": f"zulu-{day}-{k}",
-                      "at_ms": now - day * DAY_MS + k * 60_000,
+                      "at_ms": today - day * DAY_MS + DAY_MS // 2 + k * 60_000,
                       "counts": {"answers": 1, "claims": 4, "refused": refused, "citations": 2, "accept": 1},
                       "latency_ms": 8.0 + (k % 5)}
             out.append((b"zulu", orjson.dumps(record), key_partition(b"zulu", partitions)))
