@@ -20,8 +20,7 @@ from stream_guard.checks.faithfulness import FaithfulnessCheck
 from stream_guard.checks.relevance import RelevanceCheck
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.wire.events import Chunk
-from stream_guard.text.fingerprint import fingerprint
-from stream_guard.text.fingerprint import Fingerprint
+from stream_guard.text.fingerprint import Fingerprint, event_fingerprint
 from stream_guard.engine.history import HistoryStore, MemoryHistory, SQLiteHistory
 from stream_guard.text.inspection import Inspection
 from stream_guard.text.ner import EntityRecognizer, batch_answer_entities, make_recognizer
@@ -86,9 +85,6 @@ class HallucinationDetector:
     def ner_backend(self) -> str:
         return self.recognizer.name
 
-    def fingerprint(self, answer: str) -> Fingerprint:
-        return fingerprint(answer)
-
     def analyze(self, inspection: Inspection, history: Sequence[Fingerprint] = ()) -> HallucinationReport:
         """Inspect one answer against its context and the given drift history. Records nothing."""
         started = time.perf_counter()
@@ -151,7 +147,7 @@ class HallucinationDetector:
         key = question_hash(tenant, question)
         report = self.analyze(inspection, self.history.get(key))
         if not report.flagged and answer.strip():
-            self.history.append(key, self.fingerprint(answer), self.config.window_size)
+            self.history.append(key, event_fingerprint(inspection.memo, answer), self.config.window_size)
         return report
 
     async def ainspect(
