@@ -22,9 +22,10 @@ Two front-ends over that core:
   streamed answer, engine/incremental.py).
 
 Children are forked by a fork server (START_METHOD: never forked from the parent itself, which may run threads,
-as Faust's consumer does): a clean process, started with the first judge, that imports the core and spaCy
-(PRELOAD) once, so that every judge it forks finds them imported and only builds its Guard and loads its
-model (bench/cpu_profile.py measures what each costs). Judges ignore Ctrl-C (the parent decides what an
+as Faust's consumer does): a clean process, started with the first judge, that imports the core (PRELOAD) and,
+when the pool's NER may use spaCy, imports spaCy and loads its model once, so that every judge it forks (a
+replacement for one that died included) finds them loaded and only builds its Guard (bench/cpu_profile.py
+measures what each costs). Judges ignore Ctrl-C (the parent decides what an
 interrupt means), stay alive across batches (start-up is paid once per process, not per batch) and die with
 the fork server, which dies with the thread that started it (engine/judge_server.py). The server stops when
 the last pool that used it closes, and the parent waits for it: the judges are the server's children and the
@@ -70,9 +71,11 @@ log = logging.getLogger(__name__)
 # How judge processes start: the one place to choose. forkserver and spawn are safe whatever the parent runs
 # (Faust's consumer thread, an event loop); forkserver shares the imports below among all judge processes.
 START_METHOD = "forkserver"
-# What the fork server imports before forking anything, in order: its own start-up (which ties its life to its
-# parent's and imports the whole core), then spaCy where NER may use it.
+# What the fork server imports before forking anything: its own start-up, which ties its life to its parent's,
+# imports the whole core and loads the spaCy model named in SERVER_MODEL_ENV (set while the server starts, when
+# the pool's NER may use spaCy), so that its judges are forked with the model loaded.
 PRELOAD = ("stream_guard.engine.judge_server",)
+SERVER_MODEL_ENV = "STREAM_GUARD_FORK_SERVER_MODEL"
 # Pools with judge processes started and not closed yet: the fork server stops with the last (guarded by a lock:
 # the worker closes its pool from another thread than the one that opened it).
 _open_pools = 0
@@ -85,9 +88,9 @@ REPLAY_QUALITY_LATENCY_MS = 0.0
 BATCH_SIZE = 16
 # Events read ahead of the oldest one not yet written out, per process (bounds the reorder buffer).
 WINDOW_PER_JOB = 256
-# Judging in several processes costs start-ups before anything is judged (the fork server's imports, then each
-# judge's Guard and spaCy model: measured on a busy machine, 1.3 s once and 0.6-0.7 s a judge, the judging of
-# a few hundred events), so a file gets one process per this many events.
+# Judging in several processes costs start-ups before anything is judged (the fork server's imports and spaCy
+# model, about 2 s of CPU on a busy machine, then each judge's Guard and warm-up, a few hundredths of a second),
+# so a file gets one process per this many events.
 EVENTS_PER_PROCESS = 1000
 
 # The answer names someone its context does not, so that warming up runs (and so loads) the NER model, which
@@ -303,11 +306,11 @@ class JudgeProcess:
     def __init__(self, options: Options) -> None:
         ctx = multiprocessing.get_context(START_METHOD)
         if START_METHOD == "forkserver":  # read when the server starts, ignored while it runs
-            spacy = options.config.ner != "regex" and SPACY_AVAILABLE
-            ctx.set_forkserver_preload([*PRELOAD, *(["spacy"] if spacy else [])])
+            ctx.set_forkserver_preload(list(PRELOAD))
         self.conn, theirs = ctx.Pipe(duplex=True)
         self.process = ctx.Process(target=_child_main, args=(theirs, options), name="stream-guard-judge", daemon=True)
-        self.process.start()
+        with _server_model(options.config):
+            self.process.start()
         theirs.close()
         self.ner_backend: str | None = None  # set when it says ready
         self.call_started: float | None = None  # monotonic, while a call is in flight
@@ -375,6 +378,29 @@ class JudgeProcess:
         if self.process.is_alive():
             self.process.kill()
             self.process.join(timeout=5)
+
+
+@contextlib.contextmanager
+def _server_model(config: DetectorConfig) -> Iterator[None]:
+    """SERVER_MODEL_ENV names the spaCy model `config`'s NER may load, while a judge process starts (the fork
+    server, started with the first judge, reads its environment then; later starts leave it as it is). A pool
+    whose NER is regex, or that names another model than the server loaded, loads in its judges what they need."""
+    if START_METHOD != "forkserver" or config.ner == "regex" or not SPACY_AVAILABLE:
+        yield
+        return
+    with _server_env_lock:
+        before = os.environ.get(SERVER_MODEL_ENV)
+        os.environ[SERVER_MODEL_ENV] = config.spacy_model
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop(SERVER_MODEL_ENV, None)
+            else:
+                os.environ[SERVER_MODEL_ENV] = before
+
+
+_server_env_lock = threading.Lock()
 
 
 def _pool_opened() -> None:

@@ -306,13 +306,25 @@ def model_load_cpu_s() -> float:
     return _load_cpu_s + (time.process_time() - _load_started if _loading else 0.0)
 
 
+# The process that loaded each model: a judge forked by the pool's fork server shares the server's (pool.py).
+_loaded_by: dict[str, int] = {}
+
+
+def loaded_by(model: str) -> int | None:
+    """The id of the process that loaded `model` (a package name) into this process's memory: this one, the
+    process it was forked from, or None when it is not loaded here."""
+    return _loaded_by.get(model)
+
+
 @lru_cache(maxsize=4)
 def _load_spacy_once(model: str) -> tuple[Any, threading.Lock]:
     global _loading, _load_cpu_s, _load_started
     _loading += 1
     _load_started = time.process_time()
     try:
-        return _load_spacy_pipeline(model)
+        loaded = _load_spacy_pipeline(model)
+        _loaded_by[model] = os.getpid()
+        return loaded
     finally:
         _load_cpu_s += time.process_time() - _load_started
         _loading -= 1
@@ -372,6 +384,18 @@ def _load_spacy_pipeline(model: str) -> tuple[Any, threading.Lock]:
     if "ner" not in nlp.pipe_names:
         raise ValueError(f"the spaCy pipeline {model!r} has no 'ner' component")
     return nlp, threading.Lock()
+
+
+def preload_model(model: str) -> bool:
+    """Load `model` (a package name, or "auto") into this process's cache now, for processes forked from this
+    one to inherit (the pool's fork server). False when it cannot be loaded: whoever needs it then loads it
+    itself and reports the failure as it would without the preload."""
+    try:
+        _load_spacy(resolve_model(model))
+    except Exception:  # noqa: BLE001 - reported by the judge that needs the model, not by the fork server
+        log.debug("spaCy model %s not preloaded", model, exc_info=True)
+        return False
+    return True
 
 
 # How many texts (mostly answer windows of a few words) a recognizer keeps the entities of, and their characters.
