@@ -89,8 +89,15 @@ def find_citations(text: str) -> list[Entity]:
     return _citations(text).items
 
 
+# Every citation above holds a digit (an arXiv id, a DOI, a year) or starts a URL: a text with neither (most
+# sentences) has none, and one search tells so instead of five.
+_CITATION_GATE_RE = re.compile(r"\d|https?://|www\.", re.IGNORECASE)
+
+
 def _citations(text: str) -> "_Accepted":
     found = _Accepted()
+    if _CITATION_GATE_RE.search(text) is None:
+        return found
     for pattern in _CITATION_RES:
         for match in pattern.finditer(text):
             value = _clean_citation(match.group())

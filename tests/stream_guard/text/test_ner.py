@@ -71,6 +71,22 @@ def test_url_keeps_balanced_parentheses_and_drops_sentence_punctuation() -> None
     assert url.text == "https://en.wikipedia.org/wiki/Foo_(bar)"
 
 
+_CITATION_PIECES = ["Smith", " et al.", " (2020)", ", 2019", "arXiv:", "2204.09876", "doi:", "10.1145/3442188",
+                    "https://", "www.", "HTTP://", "example.org", " and ", "Lee", "(", ")", " ", ".", "٣", "x"]
+
+
+@given(st.lists(st.one_of(st.sampled_from(_CITATION_PIECES), st.text(max_size=8)), max_size=12).map("".join))
+def test_the_citation_gate_skips_only_texts_that_hold_no_citation(text: str) -> None:
+    """The one search that lets a sentence without a digit or a URL skip the five citation patterns finds
+    exactly what the five patterns would (the patterns run ungated here)."""
+    ungated = ner._Accepted()
+    for pattern in ner._CITATION_RES:
+        for match in pattern.finditer(text):
+            value = ner._clean_citation(match.group())
+            ungated.add(ner.Entity(value, CITATION, match.start(), match.start() + len(value)))
+    assert find_citations(text) == ungated.items
+
+
 # --- regex backend -----------------------------------------------------------------------------------
 
 
