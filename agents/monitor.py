@@ -293,11 +293,11 @@ class Monitor:
 
     # --- the monitor agent -----------------------------------------------------------------------------------
 
-    def _tenants_on(self, partition: int) -> list[str]:
-        return list(self._first_days(_PartitionStore(self.tables, partition).dbs[STATE]))
+    async def _tenants_on(self, partition: int) -> list[str]:
+        return list(await self._first_days(_PartitionStore(self.tables, partition).dbs[STATE]))
 
-    def _horizons(self, anchors: Mapping[int, faust.EventT],
-                  groups: dict[str, tuple[faust.EventT, list[dict[str, Any]]]]) -> dict[int, float]:
+    async def _horizons(self, anchors: Mapping[int, faust.EventT],
+                        groups: dict[str, tuple[faust.EventT, list[dict[str, Any]]]]) -> dict[int, float]:
         """Each monitor partition's horizon; when a partition's horizon closes another day, every tenant on it
         gets a (possibly empty) batch, so that its days close even if it has no traffic of its own now."""
         sources = self._partitions(self.service.settings.by_question_topic)
@@ -308,7 +308,7 @@ class Monitor:
             closes = closable_through(int(reached), self.settings.lateness_ms) if math.isfinite(reached) else reached
             if partition in anchors and closes != self._closed_by_horizon.get(partition):
                 self._closed_by_horizon[partition] = closes
-                for tenant in self._tenants_on(partition):
+                for tenant in await self._tenants_on(partition):
                     groups.setdefault(tenant, (anchors[partition], []))
         return out
 
@@ -332,13 +332,15 @@ class Monitor:
                     continue
                 groups.setdefault(tenant, (event, []))[1].append(record)
             try:
-                horizons = self._horizons(anchors, groups)
+                horizons = await self._horizons(anchors, groups)
             except Exception:  # never stop the worker over monitoring: close nothing this time
                 log.exception("monitor: could not compute event-time horizons")
                 horizons = {}
             now = int(time.time() * 1000)
             applied: list[tuple[str, faust.EventT, Changes]] = []
-            for tenant, (anchor, records) in groups.items():
+            for n, (tenant, (anchor, records)) in enumerate(groups.items(), 1):
+                if n % INDEX_SLICE == 0:  # a day closing gives every tenant of a partition a batch: thousands
+                    await asyncio.sleep(0)
                 try:
                     with acting_for(anchor):
                         changes = apply(_EventStore(self.tables), tenant, records, self.settings, now,
@@ -359,7 +361,9 @@ class Monitor:
                 pending += [await self.service.send(self.by_event_topic, event_id.encode(), r)
                             for event_id, r in changes.sampled]
             await asyncio.gather(*pending)
-            for tenant, anchor, changes in applied:
+            for n, (tenant, anchor, changes) in enumerate(applied, 1):
+                if n % INDEX_SLICE == 0:
+                    await asyncio.sleep(0)
                 with acting_for(anchor):
                     self._write(self.tables, changes.puts)
                     try:
@@ -486,7 +490,7 @@ class Monitor:
             db = store.dbs[SEEN]
             if not store.ready or db is None:
                 continue
-            expired = expired_seen(db.keys(), self._first_days(store.dbs[STATE]))
+            expired = expired_seen(db.keys(), await self._first_days(store.dbs[STATE]))
             while chunk := list(itertools.islice(expired, 1000)):
                 for key in chunk:
                     db.delete(key)
@@ -568,13 +572,16 @@ class Monitor:
                     await reader.stop()
 
     @staticmethod
-    def _first_days(db: Any) -> dict[str, int]:
+    async def _first_days(db: Any) -> dict[str, int]:
+        """Each tenant's first kept day, from a partition's states, a slice at a time (yielding to the stream)."""
         out: dict[str, int] = {}
         if db is None:
             return out
-        for key, value in db.items(from_key=b"t"):
+        for n, (key, value) in enumerate(db.items(from_key=b"t"), 1):
             if not key.startswith(b"t"):
                 break
+            if n % INDEX_SLICE == 0:
+                await asyncio.sleep(0)
             state = TenantState.load(value)
             if state.first_day is not None:
                 out[str(orjson.loads(key[1:])[0])] = state.first_day
