@@ -45,7 +45,8 @@ from stream_guard.text.frequency import Frequency, frequencies
 from stream_guard.text.schedule import clock_times
 from stream_guard.text.words import stem
 
-_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+# A figure starts a word, or follows the "x" of a size glued to its first figure ("9x13": 9 and 13).
+_NUMBER_RE = re.compile(r"(?:(?<![\w.])|(?<=\d[xX]))\d+(?:[.,]\d+)*")
 # Small spelled-out numbers in the context count for a digit in the answer ("three" grounds "3"). Looked
 # up through the context's cached stems rather than by scanning the text again.
 _SPELLED_WORDS = (
