@@ -234,3 +234,15 @@ def test_a_size_written_9x13_is_two_figures_not_a_multiplier() -> None:
         "missing_numbers"] == []
     wrong = run("Pour oil into a 9x15 inch baking dish and add the chicken.", context)
     assert wrong.details["missing_numbers"] and wrong.flagged
+
+
+def test_a_frequency_no_source_states_in_any_form_is_a_missing_figure() -> None:
+    context = ["The island is only accessible by sea 60 days a year, through a small port in its only town."]
+    wrong = run("The island is only accessible by sea twice a year through a small port.", context)
+    assert wrong.details["missing_numbers"] == ["twice a year"] and wrong.flagged
+    same = run("Take one tablet every 12 hours.", ["Take one tablet twice a day, with food."])
+    assert same.details["missing_numbers"] == [] and not same.flagged
+    # "open every day" is the days of a schedule, not a frequency
+    assert run("The shop is open every day.", ["The shop is open 7 days a week."]).details["missing_numbers"] == []
+    # a price's billing period is the price's, compared as a price: one figure, not two
+    assert run("The Pro plan costs $10 per month.").details["missing_numbers"] == ["$10"]
