@@ -6,9 +6,7 @@ their TTL. (Membership, two workers and a SIGKILL mid-stream, is in test_scaling
 from __future__ import annotations
 
 import asyncio
-import re
 import shutil
-import threading
 import time
 from pathlib import Path
 from typing import Any
