@@ -89,11 +89,11 @@ SECURITY_HEADERS = {
 }
 TABLE_NAMES = {DAYS: "monitor-days", SEEN: "monitor-seen", STATE: "monitor-state"}
 ALWAYS_ALLOWED_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-# Tenants per slice when a worker indexes a partition it took over or sums the gauges (then it yields to the
-# stream): about 5 ms of work each, so /healthz waits no longer than that.
+# Tenants per slice when a worker indexes a partition it took over, or moves a partition's tenants in or out of
+# the gauges' sums (then it yields to the stream): about 5 ms of work each, so /healthz waits no longer than that.
 INDEX_SLICE = 100
-# How often the per-tenant gauges are summed again, a slice at a time (ops/monitoring/metrics.py).
-METRICS_REGROUP_S = 5.0
+# How often the gauges' sums are brought to the partitions this worker owns now (ops/monitoring/metrics.py).
+METRICS_OWNERSHIP_S = 5.0
 
 
 def sessions_topic(app_id: str) -> str:
@@ -213,7 +213,7 @@ class Monitor:
         self.clocks = ClockWindow(self.settings.retention_days * DAY_MS, self.settings.max_future_ms)
         self.access = Access(self.settings)
         self.throttle = LoginThrottle(self.settings.login_max_failures, self.settings.login_lockout_minutes * 60)
-        self.metrics = TenantMetrics(self.settings.tenants, owned=self._owns, background=True)
+        self.metrics = TenantMetrics(self.settings.tenants)
         self.counters: Counter[str] = Counter()
         self._snapshot_days: dict[str, int | None] = {}
         # Event-time progress (progress.py). Judging side: latest event time judged per partition, and which
@@ -230,7 +230,7 @@ class Monitor:
         app.timer(s.alert_prune_interval_s, name="prune-monitor-seen")(self._sweep_seen)
         app.timer(s.metrics_interval_s, name="report-monitor-progress")(self._report_progress)
         app.timer(2.0, name="index-monitor-overview")(self._index_overview)
-        app.timer(METRICS_REGROUP_S, name="group-monitor-metrics")(self._regroup_metrics)
+        app.timer(METRICS_OWNERSHIP_S, name="own-monitor-metrics")(self._own_metrics)
         app.task(self._read_revocations)
         if not self.settings.session_secret and self.access.configured:
             log.warning("monitor: no STREAM_GUARD_MONITOR_SESSION_SECRET: dashboard sessions last until this worker "
@@ -293,11 +293,11 @@ class Monitor:
 
     # --- the monitor agent -----------------------------------------------------------------------------------
 
-    def _tenants_on(self, partition: int) -> list[str]:
-        return list(self._first_days(_PartitionStore(self.tables, partition).dbs[STATE]))
+    async def _tenants_on(self, partition: int) -> list[str]:
+        return list(await self._first_days(_PartitionStore(self.tables, partition).dbs[STATE]))
 
-    def _horizons(self, anchors: Mapping[int, faust.EventT],
-                  groups: dict[str, tuple[faust.EventT, list[dict[str, Any]]]]) -> dict[int, float]:
+    async def _horizons(self, anchors: Mapping[int, faust.EventT],
+                        groups: dict[str, tuple[faust.EventT, list[dict[str, Any]]]]) -> dict[int, float]:
         """Each monitor partition's horizon; when a partition's horizon closes another day, every tenant on it
         gets a (possibly empty) batch, so that its days close even if it has no traffic of its own now."""
         sources = self._partitions(self.service.settings.by_question_topic)
@@ -308,7 +308,7 @@ class Monitor:
             closes = closable_through(int(reached), self.settings.lateness_ms) if math.isfinite(reached) else reached
             if partition in anchors and closes != self._closed_by_horizon.get(partition):
                 self._closed_by_horizon[partition] = closes
-                for tenant in self._tenants_on(partition):
+                for tenant in await self._tenants_on(partition):
                     groups.setdefault(tenant, (anchors[partition], []))
         return out
 
@@ -332,13 +332,15 @@ class Monitor:
                     continue
                 groups.setdefault(tenant, (event, []))[1].append(record)
             try:
-                horizons = self._horizons(anchors, groups)
+                horizons = await self._horizons(anchors, groups)
             except Exception:  # never stop the worker over monitoring: close nothing this time
                 log.exception("monitor: could not compute event-time horizons")
                 horizons = {}
             now = int(time.time() * 1000)
             applied: list[tuple[str, faust.EventT, Changes]] = []
-            for tenant, (anchor, records) in groups.items():
+            for n, (tenant, (anchor, records)) in enumerate(groups.items(), 1):
+                if n % INDEX_SLICE == 0:  # a day closing gives every tenant of a partition a batch: thousands
+                    await asyncio.sleep(0)
                 try:
                     with acting_for(anchor):
                         changes = apply(_EventStore(self.tables), tenant, records, self.settings, now,
@@ -359,7 +361,9 @@ class Monitor:
                 pending += [await self.service.send(self.by_event_topic, event_id.encode(), r)
                             for event_id, r in changes.sampled]
             await asyncio.gather(*pending)
-            for tenant, anchor, changes in applied:
+            for n, (tenant, anchor, changes) in enumerate(applied, 1):
+                if n % INDEX_SLICE == 0:
+                    await asyncio.sleep(0)
                 with acting_for(anchor):
                     self._write(self.tables, changes.puts)
                     try:
@@ -386,18 +390,19 @@ class Monitor:
         for alert in changes.alerts:
             self.metrics.alerted(tenant, alert.kind, alert.severity)
         state = TenantState.load(changes.puts.get((STATE, state_key(tenant))))
+        partition = self.tenant_partition(tenant)
         if (STATE, state_key(tenant)) in changes.puts:
-            self.overview.put(row_of(tenant, state), self.tenant_partition(tenant))
+            self.overview.put(row_of(tenant, state), partition)
         if (tenant not in self.metrics.snapshots or changes.counters["graded"]
                 or self._snapshot_days.get(tenant) != state.rates_day):
             self._snapshot_days[tenant] = state.rates_day
-            self.metrics.update(tenant, self._snapshot(_EventStore(self.tables), tenant))
+            self.metrics.update(tenant, self._snapshot(_EventStore(self.tables), tenant), partition)
 
     def _snapshot(self, store: Any, tenant: str) -> Snapshot:
         state = TenantState.load(store.get(STATE, state_key(tenant)))
         rules = self.settings.rules_for(tenant)
         if state.rates_day is None:
-            return Snapshot(DayCounts(), DayCounts(), state.watermark_ms)
+            return Snapshot.of(DayCounts(), DayCounts(), state.watermark_ms)
         windows = Windows(state.rates_day, rules.trailing_days, rules.baseline_days)
         days = load_days(store, tenant, windows.first_day, state.rates_day)
         trailing, baseline, _ = rate_windows(days, windows)
@@ -408,7 +413,7 @@ class Monitor:
             if sample is not None and sample.grades:
                 review = (len(sample.grades), len(sample.wrong))
                 break
-        return Snapshot(trailing, baseline, state.watermark_ms, review)
+        return Snapshot.of(trailing, baseline, state.watermark_ms, review)
 
     # --- the label agents ------------------------------------------------------------------------------------
 
@@ -485,7 +490,7 @@ class Monitor:
             db = store.dbs[SEEN]
             if not store.ready or db is None:
                 continue
-            expired = expired_seen(db.keys(), self._first_days(store.dbs[STATE]))
+            expired = expired_seen(db.keys(), await self._first_days(store.dbs[STATE]))
             while chunk := list(itertools.islice(expired, 1000)):
                 for key in chunk:
                     db.delete(key)
@@ -518,13 +523,15 @@ class Monitor:
             if complete:
                 self._indexed.add(partition)
 
-    async def _regroup_metrics(self) -> None:
-        """Sum the owned tenants' gauges for the next scrapes, yielding to the stream between slices."""
+    async def _own_metrics(self) -> None:
+        """Keep the per-tenant gauges' sums to the partitions this worker owns (metrics.py keeps them as tenants
+        change; this moves only the tenants of partitions that came or went), yielding to the stream between
+        slices."""
         actives = self._active(self.tables[STATE])
-        for _ in self.metrics.regroup(owned=lambda tenant: self.tenant_partition(tenant) in actives,
-                                      slice_size=INDEX_SLICE, forget=bool(actives) and not self.app.rebalancing):
+        for _ in self.metrics.keep_partitions(actives, forget=bool(actives) and not self.app.rebalancing,
+                                              slice_size=INDEX_SLICE):
             await asyncio.sleep(0)
-        if len(self._snapshot_days) > len(self.metrics.snapshots):  # regroup forgot tenants that moved away
+        if len(self._snapshot_days) > len(self.metrics.snapshots):  # keep_partitions forgot tenants that moved away
             self._snapshot_days = {t: d for t, d in self._snapshot_days.items() if t in self.metrics.snapshots}
 
     async def _read_revocations(self) -> None:
@@ -565,13 +572,16 @@ class Monitor:
                     await reader.stop()
 
     @staticmethod
-    def _first_days(db: Any) -> dict[str, int]:
+    async def _first_days(db: Any) -> dict[str, int]:
+        """Each tenant's first kept day, from a partition's states, a slice at a time (yielding to the stream)."""
         out: dict[str, int] = {}
         if db is None:
             return out
-        for key, value in db.items(from_key=b"t"):
+        for n, (key, value) in enumerate(db.items(from_key=b"t"), 1):
             if not key.startswith(b"t"):
                 break
+            if n % INDEX_SLICE == 0:
+                await asyncio.sleep(0)
             state = TenantState.load(value)
             if state.first_day is not None:
                 out[str(orjson.loads(key[1:])[0])] = state.first_day
@@ -802,7 +812,7 @@ class Monitor:
     def local_page(self, after: Any, limit: int) -> dict[str, Any]:
         """A page of this worker's tenants, worst first, and how many it keeps."""
         active = self._active(self.tables[STATE])
-        return {"tenants": [row.to_dict() for row in self.overview.page(after, limit)], "total": len(self.overview),
+        return {"tenants": self.overview.page(after, limit), "total": len(self.overview),
                 "complete": active <= self._indexed}
 
     async def _all(self, request: Any, principal: Principal) -> dict[str, Any] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 
@@ -42,6 +43,10 @@ def run_worker(settings: StreamSettings, config: DetectorConfig, *, loglevel: st
     faust_worker = GuardWorker(service.app, loglevel=loglevel, loop=loop, quiet=json_logs)
     faust_worker.json_logs = json_logs
     faust_worker.shutdown_timeout_s = settings.shutdown_timeout_s
+    # What is loaded by now (modules, the app, the core's tables) lives as long as the process: out of the
+    # collector's sight, a full collection walks only what the worker builds later (issue 17: a full
+    # collection stops the event loop for as long as it walks).
+    gc.freeze()
     try:
         faust_worker.execute_from_commandline()
     except SystemExit as exc:

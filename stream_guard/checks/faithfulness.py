@@ -42,10 +42,11 @@ from stream_guard.checks.record_claims import (
     unstated_fields,
 )
 from stream_guard.text.frequency import Frequency, frequencies
-from stream_guard.text.schedule import clock_times
+from stream_guard.text.schedule import clock_times, day_spans
 from stream_guard.text.words import stem
 
-_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+# A figure starts a word, or follows the "x" of a size glued to its first figure ("9x13": 9 and 13).
+_NUMBER_RE = re.compile(r"(?:(?<![\w.])|(?<=\d[xX]))\d+(?:[.,]\d+)*")
 # Small spelled-out numbers in the context count for a digit in the answer ("three" grounds "3"). Looked
 # up through the context's cached stems rather than by scanning the text again.
 _SPELLED_WORDS = (
@@ -195,6 +196,13 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
     supported += [t for t, ok in zip(times, timed) if ok] + [f for f, ok in zip(often, oftened) if ok]
     missing = [q.text for q, ok in zip(quantities, verdicts) if not ok]
     missing += [t.text for t, ok in zip(times, timed) if not ok]
+    # A frequency no source states in any form is a figure no source states. Not one that is the days of a
+    # schedule ("open every day", "daily": the record's days are compared with it) or a price's billing period
+    # ("$10 per month": the price is compared, as a quantity).
+    if often:
+        owned = [(d.start, d.end) for d in day_spans(text)]
+        owned += [(q.start, q.end) for q in quantities if q.unit in MONEY_UNITS]
+        missing += [f.text for f, ok in zip(often, oftened) if not ok and not any(a < f.end and f.start < b for a, b in owned)]
     missing += sorted(numbers_in(_strip_spans(text, [*quantities, *times, *often])) - facts.numbers)
     return _strip_spans(text, supported), tuple(dict.fromkeys(missing))
 

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from stream_guard.text.records import _DAYS, _RECORD_CACHE, Field, Record, key_words
 from stream_guard.text.schedule import CLOSED_RE, days_named, schedule_parts
-from stream_guard.text.words import stem
+from stream_guard.text.words import close_compounds, stem
 
 # Key words that name a record's shape rather than a property ("RestaurantsGoodForGroups" is about groups).
 _GENERIC_KEY_WORDS = frozenset(
@@ -72,14 +72,11 @@ class FieldConflict:
         return f"the record has {name} = {self.field.value!r}, but the claim {said}"
 
 
-# Spellings of one word that the token pattern would cut in two ("Wi-Fi" is the record's "WiFi").
-_GLUED_SPELLINGS = re.compile(r"\b(wi)[\s-](fi)\b|\b(take)[\s-](out)\b")
-
-
 # A claim is tokenised by field_conflicts and again by unstated_fields: once while recent.
 @lru_cache(maxsize=1024)
 def _tokens(text: str) -> tuple[str, ...]:
-    glued = _GLUED_SPELLINGS.sub(lambda m: "".join(g for g in m.groups() if g), text.lower())
+    # Spellings of one word that the token pattern would cut in two ("Wi-Fi" is the record's "WiFi").
+    glued = close_compounds(text.lower())
     return tuple(w.replace("’", "'") for w in _CLAIM_TOKEN_RE.findall(glued))
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Generic, Hashable, Iterable, TypeVar
 
 from stream_guard.text.quantities import Quantity, extract_quantities
 from stream_guard.text.sentences import split_sentences
-from stream_guard.text.words import stem_set
+from stream_guard.text.words import compound_stems, stem_set
 from stream_guard.wire.events import Chunk
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def record_analysis(sentences: tuple[str, ...]) -> ChunkAnalysis:
 
 
 def _stemmed(sentences: tuple[str, ...]) -> ChunkAnalysis:
-    return sentences, tuple(stem_set(sentence) for sentence in sentences)
+    return sentences, tuple(stem_set(sentence) | compound_stems(sentence) for sentence in sentences)
 
 
 @dataclass(frozen=True)

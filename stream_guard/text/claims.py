@@ -108,6 +108,8 @@ _DECLINE_RE = re.compile(
           (?:provide|answer|determine|find|say|give|tell|confirm|identify|offer|specify|explain|know|infer)
         |\b(?:cannot|can't|could\s++not)\s++be\s++(?:determined|answered|inferred|confirmed|found)\s++(?:from|in|based\s++on)\s++{_SOURCE_REF}
         |\bunable\s++to\s++answer\b
+        |\b(?:none|neither)\s++(?:of\s++)?{_SOURCE_REF}\s++(?:(?:also|further|explicitly|directly|specifically|clearly)\s++)?
+          {_STATING_VERB}(?:e?s)?\b
         |\b(?:do(?:es)?\s++not|doesn't|don't|did\s++not|didn't)\s++(?:provide|give|offer|share|list|include)\s++
           (?:(?:any|specific|further|additional|detailed|much|more|explicit)\s++)*+(?:information|details|data|specifics)\b""",
     re.IGNORECASE | re.VERBOSE,
@@ -118,8 +120,8 @@ _ELIDED_DECLINE_RE = re.compile(
     rf"(?:(?:explicitly|directly|specifically|clearly)\s++)?{_STATING_VERB}",
     re.IGNORECASE,
 )
-# Every decline says "not", "no", "never", "unable" or "fail": a line without one is read no further (most lines).
-_NEGATION_RE = re.compile(r"\b(?:not|no|never|unable|fails?|cannot)\b|n't\b", re.IGNORECASE)
+# Every decline says "not", "no", "none", "neither", "never", "unable" or "fail": a line without one is read no further (most lines).
+_NEGATION_RE = re.compile(r"\b(?:not|no|none|neither|never|unable|fails?|cannot)\b|n't\b", re.IGNORECASE)
 _SOURCE_SUBJECT_RE = re.compile(rf"^\s*+{_SOURCE_REF}\s", re.IGNORECASE)
 # Where a sentence's clauses meet: a decline is dropped with its own clause, never with a fact joined to it.
 _CLAUSE_BREAK_RE = re.compile(

@@ -293,7 +293,7 @@ def _parse_table(text: str) -> dict[str, str] | None:
 
 
 def _build(data: Any) -> Record:
-    from stream_guard.text.words import stem, stem_set
+    from stream_guard.text.words import compound_stems, stem, stem_set
 
     budget = [MAX_FIELDS]
     fields = tuple(_leaves(data, (), 0, budget))
@@ -306,7 +306,7 @@ def _build(data: Any) -> Record:
     for field in fields:
         rendered = _field_sentences(field)
         if isinstance(field.value, str) and len(field.value) > LONG_TEXT_CHARS:
-            prose += [stem_set(sentence) for sentence in rendered]
+            prose += [stem_set(sentence) | compound_stems(sentence) for sentence in rendered]
         else:
             field_lines += range(len(sentences), len(sentences) + len(rendered))
         sentences += rendered

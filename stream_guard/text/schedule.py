@@ -14,6 +14,9 @@ from stream_guard.text.words import mentions
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 _TIME_RE = re.compile(
+    # "11:30 in the morning", "9 at night": the part of the day is the time's am or pm (first: the 24-hour
+    # alternative would take "11:30" alone; the other alternatives' groups are 5-12)
+    r"\b(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?\s++(?:in\s++the\s++(?P<part>morning|afternoon|evening)|at\s++(?P<night>night))\b|"
     r"\b(\d{1,2})(?::(\d{2}))?(?:\s*+(?:or|to|-|–|until|till)\s*+(\d{1,2})(?::(\d{2}))?)?\s*+([ap])\.?\s?m\b\.?"
     r"|\b([01]?\d|2[0-4]):([0-5]\d)\b(?!:\d)(?!\s*+[ap]\.?\s?m\b)|\b(noon|midday|midnight)\b",
     re.IGNORECASE,
@@ -72,7 +75,8 @@ class Zone(Mention):
 
 
 # Substrings a clock time, a day or a closing contains one of: a C-level test that skips most sentences.
-_CLOCK_NEEDLES = ("am", "pm", "a.m", "p.m", ":", "noon", "midday", "midnight")
+_CLOCK_NEEDLES = ("am", "pm", "a.m", "p.m", ":", "noon", "midday", "midnight", "morning", "afternoon", "evening",
+                  "night")
 _DAY_NEEDLES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun", "daily", "every day", "weekday", "weekend",
                 "seven days", "7 days", "24/7")
 _CLOSED_NEEDLES = ("clos", "except", "not open")
@@ -87,17 +91,25 @@ def clock_times(text: str) -> list[ClockTime]:
 def _clock_times(text: str) -> tuple[ClockTime, ...]:
     out: list[ClockTime] = []
     for m in _TIME_RE.finditer(text):
-        literal = m.group().rstrip(" .") if m.group(5) else m.group()
+        if m.group("h") is not None:
+            hour = int(m.group("h"))
+            later = m.group("night") is not None or (m.group("part") or "").lower() != "morning"
+            if hour <= 24:
+                # 21:00 at night is already past noon; 12 at night is midnight, 12 in the afternoon noon
+                hour = hour % 12 + 12 if later and 1 <= hour < 12 else (0 if hour == 12 and m.group("night") else hour)
+                out.append(ClockTime(m.group(), m.start(), m.end(), hour * 60 + int(m.group("m") or 0)))
+            continue
+        literal = m.group().rstrip(" .") if m.group(9) else m.group()
         mention = (literal, m.start(), m.start() + len(literal))
-        if m.group(8):
-            word = m.group(8).lower()
+        if m.group(12):
+            word = m.group(12).lower()
             out.append(ClockTime(*mention, 0 if word == "midnight" else 720))
             continue
-        if m.group(6) is not None:
-            out.append(ClockTime(*mention, int(m.group(6)) * 60 + int(m.group(7))))
+        if m.group(10) is not None:
+            out.append(ClockTime(*mention, int(m.group(10)) * 60 + int(m.group(11))))
             continue
-        pm = m.group(5).lower() == "p"
-        for hour, minute in ((m.group(1), m.group(2)), (m.group(3), m.group(4))):
+        pm = m.group(9).lower() == "p"
+        for hour, minute in ((m.group(5), m.group(6)), (m.group(7), m.group(8))):
             if hour is None:
                 continue
             h = int(hour) % 12 + (12 if pm else 0)

@@ -97,6 +97,30 @@ def content_stems(text: str) -> list[str]:
     return [stem(w) for w in content_words(text)]
 
 
+# Words written closed, hyphenated or open ("takeout", "take-out", "take out"; "wifi", "wi-fi"; "checkout",
+# "check out"). `words` reads the open and hyphenated forms as two words; `compound_stems` gives a source's closed
+# forms, so a source that writes one spelling grounds an answer that writes another.
+OPEN_COMPOUND_RE = re.compile(
+    r"\b(take|carry|wi|check|drive|log|sign)[\s-]++(out|fi|thru|through|in|up)\b", re.IGNORECASE)
+_COMPOUNDS = frozenset("takeout carryout wifi checkout checkin drivethru drivethrough login signup".split())
+
+
+def _closed(m: re.Match[str]) -> str:
+    word = m.group(1).lower() + m.group(2).lower()
+    return word if word in _COMPOUNDS else m.group()
+
+
+def close_compounds(text: str) -> str:
+    """`text` with the well-known compounds written closed ("take-out" -> "takeout")."""
+    return OPEN_COMPOUND_RE.sub(_closed, text)
+
+
+def compound_stems(text: str) -> frozenset[str]:
+    """Stems of the closed forms of the well-known compounds `text` writes open or hyphenated."""
+    found = {m.group(1).lower() + m.group(2).lower() for m in OPEN_COMPOUND_RE.finditer(text)}
+    return frozenset(stem(w) for w in found if w in _COMPOUNDS)
+
+
 def stem_set(text: str) -> frozenset[str]:
     if len(text) <= _MAX_CACHED_TEXT:
         return _stem_set_cached(text)

@@ -3,18 +3,19 @@ sending it back after a fix, until it gets its verdict. Also: the worker's whole
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
-from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import orjson
 import pytest
 
+from stream_guard.agents.topics import ensure_topics
 from stream_guard.text.questions import question_hash
 
-from streamkit import REPO, Names, Worker, event, new_worker, produce, read_json, read_records, wait_for
+from streamkit import REPO, Names, Worker, event, produce, read_json, read_records, wait_for
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(300)]
 
@@ -34,23 +35,52 @@ def replay(names: Names, *args: str) -> tuple[list[dict[str, Any]], dict[str, An
     return lines[:-1], lines[-1]
 
 
-def test_a_dead_letter_is_the_original_record_and_replaying_it_after_a_fix_gets_a_verdict(
-        names: Names, workers: list[Worker], tmp_path: Path) -> None:
-    # A worker configured too tightly: answers over 120 characters are refused, 1 ms of CPU per event.
-    strict = new_worker(names, tmp_path, workers, "strict", extra_env={
-        "STREAM_GUARD_LIMITS_MAX_ANSWER_CHARS": "120", "STREAM_GUARD_EVENT_BUDGET_MS": "1"}).wait_ready()
-    long_answer = event("rp-long", QUESTION, ["The premium plan includes priority support."],
-                        "The premium plan includes priority support, a dedicated account manager, quarterly "
-                        "business reviews and early access to new features.")
-    slow = event("rp-slow", QUESTION, CONTEXT, "The premium plan includes priority support.", tenant="slow")
-    # Keyed by something else than the question hash: refused at intake (rp-long), or re-keyed and stopped
-    # over its budget on the internal topic (rp-slow). Either way the dead letter is the original record.
-    produce(names, [long_answer, slow], keys=[b"user-9", b"session-3"],
-            headers=[[("traceparent", TRACE), ("app", b"rag-7")], [("app", b"rag-8")]])
-    def by_id(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        return {eid: r for r in records for eid in ("rp-long", "rp-slow") if f'"{eid}"' in str(r.get("value"))}
+LONG_ANSWER = event("rp-long", QUESTION, ["The premium plan includes priority support."],
+                    "The premium plan includes priority support, a dedicated account manager, quarterly "
+                    "business reviews and early access to new features.")
+SLOW = event("rp-slow", QUESTION, CONTEXT, "The premium plan includes priority support.", tenant="slow")
+KEYED = event("kd-1", QUESTION, CONTEXT, "The premium plan includes priority support.", tenant="slow")
+KEYED_KEY = question_hash("slow", QUESTION).encode()
 
-    by_id = by_id(wait_for(names, names.topics.dlq, lambda rs: len(by_id(rs)) == 2, timeout=90))
+
+@pytest.fixture(scope="module")
+def strict(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Names, Worker]]:
+    """One worker configured too tightly (answers over 120 characters refused, 1 ms of CPU per event), shared by
+    this module's dead-letter tests: each tells its events apart by event_id. The replay test stops it and
+    starts the fixed worker on its data directory."""
+    names = Names(kafka_bootstrap)
+    asyncio.run(ensure_topics(names.settings()))
+    tmp = tmp_path_factory.mktemp("strict")
+    worker = Worker(names, tmp / "data-strict", tmp / "strict.log", name="strict", extra_env={
+        "STREAM_GUARD_LIMITS_MAX_ANSWER_CHARS": "120", "STREAM_GUARD_EVENT_BUDGET_MS": "1"}).start().wait_ready()
+    # Keyed by something else than the question hash: refused at intake (rp-long), or re-keyed and stopped
+    # over its budget on the internal topic (rp-slow). Keyed by its question hash: judged where it lands and
+    # stopped over its budget there (kd-1). Either way the dead letter is the original record.
+    produce(names, [LONG_ANSWER, SLOW, KEYED], keys=[b"user-9", b"session-3", KEYED_KEY],
+            headers=[[("traceparent", TRACE), ("app", b"rag-7")], [("app", b"rag-8")], None])
+    yield names, worker
+    if worker.proc is not None and worker.proc.poll() is None:
+        assert worker.stop() == 0, worker.log_tail()
+
+
+def test_a_keyed_event_judged_where_it_lands_keeps_its_key_in_its_dead_letter(strict: tuple[Names, Worker]) -> None:
+    names, _ = strict
+    dead_letters = wait_for(names, names.topics.dlq, lambda rs: any(r.get("event_id") == "kd-1" for r in rs),
+                            timeout=90)
+    [dead] = [r for r in dead_letters if r.get("event_id") == "kd-1"]
+    assert dead["stage"] == "timeout" and dead["key"] == KEYED_KEY.decode()
+    assert dead["original_topic"] == names.topics.answers
+
+
+def test_a_dead_letter_is_the_original_record_and_replaying_it_after_a_fix_gets_a_verdict(
+        strict: tuple[Names, Worker], workers: list[Worker]) -> None:
+    names, strict_worker = strict
+    long_answer, slow = LONG_ANSWER, SLOW
+
+    def by_id(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {eid: r for r in records for eid in ("rp-long", "rp-slow", "kd-1") if f'"{eid}"' in str(r.get("value"))}
+
+    by_id = by_id(wait_for(names, names.topics.dlq, lambda rs: len(by_id(rs)) == 3, timeout=90))
     assert by_id["rp-long"]["stage"] == "decode" and by_id["rp-long"]["field"] == "answer"
     assert by_id["rp-slow"]["stage"] == "timeout" and float(by_id["rp-slow"]["cost_ms"]) > 1
     records = {r.value: r for r in read_records(names, names.topics.dlq, until=10**9, timeout=2.0)}
@@ -62,15 +92,18 @@ def test_a_dead_letter_is_the_original_record_and_replaying_it_after_a_fix_gets_
         error = dict(record.headers)
         assert error["sg-dlt-original-topic"] == names.topics.answers.encode()
     assert ("traceparent", TRACE) in records[long_answer].headers
-    assert strict.stop() == 0
+    assert strict_worker.stop() == 0
 
     # The fix: default limits and budget. The dead letters are replayed, and judged this time.
-    fixed = new_worker(names, tmp_path, workers, "fixed", data_dir="data-strict",
-                       extra_env={"STREAM_GUARD_LOG_FORMAT": "json"}).wait_ready()
+    fixed = Worker(names, strict_worker.data_dir, strict_worker.log_path.with_name("fixed.log"), name="fixed",
+                   extra_env={"STREAM_GUARD_LOG_FORMAT": "json"})
+    workers.append(fixed)
+    fixed.start().wait_ready()
     shown, summary = replay(names, "--stage", "decode,timeout", "--dry-run")
-    assert summary["dry_run"] and summary["sent"] == 0 and summary["replayable"] >= 2
+    assert summary["dry_run"] and summary["sent"] == 0 and summary["replayable"] >= 3
     assert summary["topic"] == names.topics.answers and {s["would_send_to"] for s in shown} == {names.topics.answers}
-    assert len(shown) == 2 and {s["stage"] for s in shown} == {"decode", "timeout"}
+    # rp-long, rp-slow and kd-1 (the keyed one of the test above)
+    assert len(shown) == 3 and {s["stage"] for s in shown} == {"decode", "timeout"}
     assert not [v for v in read_json(names, names.topics.verdicts, until=10**9, timeout=2.0)
                 if v["event_id"].startswith("rp-")]
 
@@ -79,9 +112,9 @@ def test_a_dead_letter_is_the_original_record_and_replaying_it_after_a_fix_gets_
     assert sent[0]["sent_to"] == summary["topic"] == names.topics.answers
     assert summary["next_from"]
     _, summary = replay(names, "--stage", "timeout")
-    assert summary["sent"] == 1
+    assert summary["sent"] == 2  # rp-slow and kd-1
     verdicts = wait_for(names, names.topics.verdicts,
-                        lambda rs: {v["event_id"] for v in rs} >= {"rp-long", "rp-slow"}, timeout=90)
+                        lambda rs: {v["event_id"] for v in rs} >= {"rp-long", "rp-slow", "kd-1"}, timeout=90)
     assert {v["event_id"]: v["routing"] for v in verdicts if v["event_id"].startswith("rp-")}.keys() == \
         {"rp-long", "rp-slow"}
     # The replayed records are the originals again: key, value, headers, and no error headers.
@@ -103,8 +136,6 @@ def test_a_dead_letter_is_the_original_record_and_replaying_it_after_a_fix_gets_
 
 
 def test_the_re_keyed_topic_and_the_dead_letter_topic_are_created_for_what_they_carry(names: Names) -> None:
-    import asyncio
-
     from aiokafka.admin import AIOKafkaAdminClient
     from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
@@ -126,14 +157,3 @@ def test_the_re_keyed_topic_and_the_dead_letter_topic_are_created_for_what_they_
     assert repartition["cleanup.policy"] == "delete"
     dlq = asyncio.run(configs(settings.topics.dlq))
     assert int(dlq["max.message.bytes"]) > settings.max_message_bytes
-
-
-def test_a_keyed_event_judged_where_it_lands_keeps_its_key_in_its_dead_letter(
-        names: Names, workers: list[Worker], tmp_path: Path) -> None:
-    new_worker(names, tmp_path, workers, "tight", extra_env={"STREAM_GUARD_EVENT_BUDGET_MS": "1"}).wait_ready()
-    key = question_hash("slow", QUESTION).encode()
-    produce(names, [event("kd-1", QUESTION, CONTEXT, "The premium plan includes priority support.", tenant="slow")],
-            keys=[key])
-    [dead] = wait_for(names, names.topics.dlq, lambda rs: any(r.get("event_id") == "kd-1" for r in rs), timeout=90)
-    assert dead["stage"] == "timeout" and dead["key"] == key.decode()
-    assert dead["original_topic"] == names.topics.answers

@@ -41,7 +41,7 @@ def _served() -> set[str]:
         counter.labels(label).inc()
     metrics.latency.set_lag("rag.answers", 0, 1)
     tenants = TenantMetrics(["acme"])
-    tenants.update("acme", Snapshot(DayCounts(answers=1, claims=1), DayCounts(answers=1, claims=1), 1, review=(1, 0)))
+    tenants.update("acme", Snapshot.of(DayCounts(answers=1, claims=1), DayCounts(answers=1, claims=1), 1, review=(1, 0)))
     tenants.counted("acme", "counted")
     tenants.alerted("acme", "rate_shift", "high")
     names: set[str] = set()

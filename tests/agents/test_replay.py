@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
+from in_process import stream_guard
 from stream_guard.config.load import build_config
 from stream_guard.engine.pool import Pool
 from streamkit import REPO, Names, new_worker, produce, wait_for
@@ -31,10 +32,22 @@ def ragtruth(count: int, start: int = 0) -> list[bytes]:
 
 
 def backtest(names: Names, out: Path, *args: str) -> dict[str, Any]:
+    """`stream-guard backtest` as a real process: the runs that judge in 2 processes (--jobs 2)."""
     env = {**os.environ, **names.env()}
     done = subprocess.run([sys.executable, "-m", "stream_guard", "backtest", "--out", str(out), "--ner", "regex",
                            "--json-only", "-q", *args], cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=240, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads((out / "report.json").read_text())
+
+
+def backtest_here(names: Names, out: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                  *args: str) -> dict[str, Any]:
+    """The same command through its entry function in this process (--jobs 1 judges here too): what it reads
+    and writes is the same; a process start-up is saved."""
+    for name, value in names.env().items():
+        monkeypatch.setenv(name, value)
+    done = stream_guard(capsys, "backtest", "--out", str(out), "--ner", "regex", "--json-only", "-q", *args)
     assert done.returncode == 0, done.stderr
     return json.loads((out / "report.json").read_text())
 
@@ -57,14 +70,15 @@ def counts(report: dict[str, Any]) -> dict[str, Any]:
     return {key: {k: v for k, v in report[key].items() if k != "examples"} for key in ("alerts", "errors")}
 
 
-def test_a_topic_backtest_equals_the_file_backtest_metric_for_metric(names: Names, tmp_path: Path) -> None:
+def test_a_topic_backtest_equals_the_file_backtest_metric_for_metric(
+        names: Names, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     lines = ragtruth(60)
     produce(names, lines)  # keyed by question hash over 4 partitions, as `stream-guard produce` does
     path = tmp_path / "answers.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     from_topic = backtest(names, tmp_path / "topic", "--topic", names.topics.answers, "--broker", names.broker,
                           "--jobs", "2")
-    from_file = backtest(names, tmp_path / "file", "--file", str(path), "--jobs", "1")
+    from_file = backtest_here(names, tmp_path / "file", monkeypatch, capsys, "--file", str(path), "--jobs", "1")
     assert from_topic["events"] == 60 and from_topic["source"]["kind"] == "topic"
     for key in COMPARED:
         assert from_topic[key] == from_file[key], key
@@ -75,19 +89,20 @@ def test_a_topic_backtest_equals_the_file_backtest_metric_for_metric(names: Name
                                   "examples": {}}
 
 
-def test_a_time_range_is_cut_by_record_timestamps(names: Names, tmp_path: Path) -> None:
+def test_a_time_range_is_cut_by_record_timestamps(names: Names, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
     before, after = ragtruth(10), ragtruth(12, start=100)
     produce(names, before)
     time.sleep(1.5)
     cut = datetime.now(timezone.utc)
     time.sleep(1.5)
     produce(names, after)
-    report = backtest(names, tmp_path / "range", "--topic", names.topics.answers, "--broker", names.broker,
-                      "--from", cut.isoformat(), "--no-live", "--jobs", "1")
+    report = backtest_here(names, tmp_path / "range", monkeypatch, capsys, "--topic", names.topics.answers,
+                           "--broker", names.broker, "--from", cut.isoformat(), "--no-live", "--jobs", "1")
     assert report["events"] == 12
     assert set(verdicts_by_id(tmp_path / "range")) == {orjson.loads(line)["id"] for line in after}
-    early = backtest(names, tmp_path / "early", "--topic", names.topics.answers, "--broker", names.broker,
-                     "--to", cut.isoformat(), "--no-live", "--jobs", "1")
+    early = backtest_here(names, tmp_path / "early", monkeypatch, capsys, "--topic", names.topics.answers,
+                          "--broker", names.broker, "--to", cut.isoformat(), "--no-live", "--jobs", "1")
     assert set(verdicts_by_id(tmp_path / "early")) == {orjson.loads(line)["id"] for line in before}
 
 

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 import orjson
 import pytest
 
+from in_process import stream_guard
 from stream_guard.agents.cli import demo_events_path
 from stream_guard.agents.topics import ensure_topics
 from stream_guard.config.load import build_config
@@ -106,7 +107,8 @@ def test_every_event_gets_exactly_one_verdict_with_the_offline_routing(guarded: 
 
 
 def test_a_pretty_printed_json_array_is_produced_as_events_and_a_misspelt_field_is_counted(
-        guarded: tuple[Names, Worker], tmp_path: Path) -> None:
+        guarded: tuple[Names, Worker], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     names, worker = guarded
     grounded = orjson.loads(event("arr-1", "How long do refunds take?", ["Refunds take 5 business days."],
                                   "Refunds take 5 business days."))
@@ -115,7 +117,10 @@ def test_a_pretty_printed_json_array_is_produced_as_events_and_a_misspelt_field_
     path = tmp_path / "events.json"
     path.write_bytes(orjson.dumps([grounded, misspelt], option=orjson.OPT_INDENT_2))
 
-    produced = cli(names, "produce", str(path))
+    # `produce` through its entry function in this process (the test above runs it as a real process).
+    for name, value in names.env().items():
+        monkeypatch.setenv(name, value)
+    produced = stream_guard(capsys, "produce", str(path), "--broker", names.broker)
     assert produced.returncode == 0, produced.stderr
     assert f"read 2 events from {path} (a JSON array)" in produced.stdout and "sent 2 events" in produced.stdout
     verdicts = wait_for(names, names.topics.verdicts, lambda rs: len(by_event(rs, "arr-")) >= 2)

@@ -8,6 +8,11 @@ the health endpoints keep answering while one is served.
 Worst first: the most severe latest alert (critical, high, warning, none), then the largest rise of any rate
 against its baseline, then the tenant's name. A page ends with a cursor (the last row's rank), so the next one
 starts after it, on one worker or merged across several (`merge_pages`).
+
+A row is kept as its JSON, beside its rank, in a Struct the garbage collector does not track (`gc=False`): a
+worker keeps one per tenant it owns, and as objects (a dataclass, its dicts of rates and alert) 100,000 tenants'
+rows were hundreds of thousands of tracked objects that every full collection walked, stopping the event loop
+for about a second every 15-20 s (issue 17). A page decodes its rows only.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ from __future__ import annotations
 import base64
 import bisect
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+import msgspec
 import orjson
 
 from stream_guard.ops.monitoring.ledger import TenantState
@@ -64,12 +71,19 @@ def row_of(tenant: str, state: TenantState) -> TenantRow:
     return TenantRow(tenant, rank, as_of, rates, alert)
 
 
+class _Kept(msgspec.Struct, frozen=True, gc=False):
+    rank: Rank
+    row: bytes  # TenantRow.to_dict() as JSON
+    partition: int
+
+
 class Overview:
     """The tenants of this worker's partitions, kept sorted by rank as they change."""
 
     def __init__(self) -> None:
         self._ranks: list[Rank] = []
-        self._rows: dict[str, tuple[TenantRow, int]] = {}  # tenant -> (row, partition)
+        self._rows: dict[str, _Kept] = {}
+        self._per_partition: Counter[int] = Counter()
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -80,23 +94,35 @@ class Overview:
         if old is not None:
             if only_new:
                 return
-            self._remove_rank(old[0].rank)
-        bisect.insort(self._ranks, row.rank)
-        self._rows[row.tenant] = (row, partition)
+            self._remove(row.tenant)
+        rank = (row.rank[0], float(row.rank[1]), row.rank[2])
+        bisect.insort(self._ranks, rank)
+        self._rows[row.tenant] = _Kept(rank, orjson.dumps(row.to_dict()), partition)
+        self._per_partition[partition] += 1
 
     def keep_partitions(self, partitions: Iterable[int]) -> int:
-        """Forget the tenants of partitions this worker no longer owns; returns how many."""
+        """Forget the tenants of partitions this worker no longer owns; returns how many (no pass over the
+        tenants when none of their partitions left)."""
         keep = set(partitions)
-        gone = [tenant for tenant, (_, partition) in self._rows.items() if partition not in keep]
+        if all(partition in keep for partition in self._per_partition):
+            return 0
+        gone = [tenant for tenant, kept in self._rows.items() if kept.partition not in keep]
         for tenant in gone:
-            row, _ = self._rows.pop(tenant)
-            self._remove_rank(row.rank)
+            self._remove(tenant)
         return len(gone)
 
-    def page(self, after: Rank | None, limit: int) -> list[TenantRow]:
-        """Up to `limit` rows, worst first, starting after the row ranked `after`."""
+    def page(self, after: Rank | None, limit: int) -> list[dict[str, Any]]:
+        """Up to `limit` rows (as TenantRow.to_dict() gives them), worst first, starting after the row ranked
+        `after`."""
         start = 0 if after is None else bisect.bisect_right(self._ranks, after)
-        return [self._rows[rank[2]][0] for rank in self._ranks[start:start + limit]]
+        return [orjson.loads(self._rows[rank[2]].row) for rank in self._ranks[start:start + limit]]
+
+    def _remove(self, tenant: str) -> None:
+        kept = self._rows.pop(tenant)
+        self._remove_rank(kept.rank)
+        self._per_partition[kept.partition] -= 1
+        if not self._per_partition[kept.partition]:
+            del self._per_partition[kept.partition]
 
     def _remove_rank(self, rank: Rank) -> None:
         i = bisect.bisect_left(self._ranks, rank)

@@ -129,6 +129,8 @@ def _is_label_context(text: str, toks: list[_Tok], i: int) -> bool:
     if i > 0:
         prev = toks[i - 1]
         if _glued(prev, tok):
+            if prev.low == "x" and i > 1 and _glued(toks[i - 2], prev) and _is_digits(toks[i - 2]):
+                return False  # the 13 of a size "9x13"
             if prev.text[0].isalpha() and prev.low not in _CURRENCY_CODES:
                 return True  # A380, v2
             if prev.text in "#№":
@@ -275,6 +277,8 @@ def _read_glued_letters(toks: list[_Tok], i: int, parse: _Parse) -> _Parse | int
     suffix = toks[i + 1].low
     if suffix in ("st", "nd", "rd", "th", "am", "pm", "s") and parse.unit is None:
         return i + 2  # ordinal, clock time, decade ("1990s")
+    if suffix == "x" and i + 2 < len(toks) and _glued(toks[i + 1], toks[i + 2]) and _is_digits(toks[i + 2]):
+        return parse  # "9x13": a size, 9 by 13 (the 13 is read next), not 9 times
     if suffix in _ATTACHED_SCALES and (parse.currency or _money_word_at(toks, i + 2)):
         # "$3bn", "1.2M dollars": a scale, not metres or a name like "3M"
         parse.scale, parse.last = _ATTACHED_SCALES[suffix], i + 1

@@ -150,6 +150,11 @@ def test_markers_and_markdown_are_not_claims_or_figures() -> None:
 
 def test_clock_times_and_frequencies_in_another_form_are_grounded() -> None:
     assert run("The pharmacy closes at 4 pm.", ["The pharmacy closes at 16:00."]).score == 1.0
+    # "in the morning" / "at night" are the time's am and pm, not words of their own
+    hours = run("The pharmacy opens at 8:30 in the morning and closes at 21:00 at night.",
+                ["The pharmacy opens at 8:30 am and closes at 9 pm."])
+    assert hours.details["claim_overlaps"] == [1.0] and hours.details["missing_numbers"] == []
+    assert run("The pharmacy closes at 10 at night.", ["The pharmacy closes at 9 pm."]).details["missing_numbers"]
     assert run("Take one tablet every 12 hours.", ["Take one tablet twice daily."]).score == 1.0
 
 
@@ -219,3 +224,25 @@ def test_a_figure_the_question_states_is_not_a_new_figure() -> None:
     # a value with a unit is still compared, whatever the question says
     priced = run("The Pro plan costs $150 per year.", question="Is the Pro plan $150 per year?")
     assert priced.details["missing_numbers"] == ["$150"]
+
+
+def test_a_size_written_9x13_is_two_figures_not_a_multiplier() -> None:
+    # "9x13" is a size (9 by 13), as in the source; its second figure is the source's own.
+    context = ["Pour the oil into a 9x13 inch baking dish. Add the chicken to the dish."]
+    assert run("Pour oil into a 9x13 inch baking dish and add the chicken.", context).details["missing_numbers"] == []
+    assert run("Pour oil into a 9x13 baking dish and add the chicken.", ["Use a 9x13 baking dish."]).details[
+        "missing_numbers"] == []
+    wrong = run("Pour oil into a 9x15 inch baking dish and add the chicken.", context)
+    assert wrong.details["missing_numbers"] and wrong.flagged
+
+
+def test_a_frequency_no_source_states_in_any_form_is_a_missing_figure() -> None:
+    context = ["The island is only accessible by sea 60 days a year, through a small port in its only town."]
+    wrong = run("The island is only accessible by sea twice a year through a small port.", context)
+    assert wrong.details["missing_numbers"] == ["twice a year"] and wrong.flagged
+    same = run("Take one tablet every 12 hours.", ["Take one tablet twice a day, with food."])
+    assert same.details["missing_numbers"] == [] and not same.flagged
+    # "open every day" is the days of a schedule, not a frequency
+    assert run("The shop is open every day.", ["The shop is open 7 days a week."]).details["missing_numbers"] == []
+    # a price's billing period is the price's, compared as a price: one figure, not two
+    assert run("The Pro plan costs $10 per month.").details["missing_numbers"] == ["$10"]

@@ -1,17 +1,30 @@
+import argparse
+import io
+import os
 import subprocess
 import sys
 
 import orjson
+import pytest
 from scenarios import BILLING, CLEAN, PRICE_DRIFTED, PRICE_STABLE, price_event
+
+from stream_guard.cli import check as cli
+from stream_guard.config.load import build_config
+from stream_guard.engine import pool as parallel
+from stream_guard.engine.judging import judge_payloads
+from stream_guard.engine.pipeline import Guard
 
 
 def run_check(tmp_path, lines, *args):
+    """`stream-guard check FILE --ner regex ARGS` through its entry function in this process (a file this small
+    is judged in one process, this one): the exit code, stdout and stderr a user would see. The command as a real
+    process is run by the bad-setting and the stdin tests below, and by tests/test_readme_commands.py."""
     path = tmp_path / "events.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "stream_guard.cli", "check", str(path), "--ner", "regex", *args],
-        capture_output=True, timeout=120,
-    )
+    argv = [str(path), "--ner", "regex", *args]
+    out, err = io.BytesIO(), io.StringIO()
+    code = cli.run_check(cli.parser().parse_args(argv), out, err)
+    proc = subprocess.CompletedProcess(["stream-guard", "check", *argv], code, out.getvalue(), err.getvalue().encode())
     return proc, [orjson.loads(line) for line in proc.stdout.splitlines()]
 
 
@@ -57,10 +70,11 @@ def test_drift_db_carries_history_across_runs(tmp_path):
     assert out[0]["checks"]["drift"]["flagged"]
 
 
-def test_unreadable_input_exits_1(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "stream_guard.cli", "check", str(tmp_path / "missing.jsonl")],
-                          capture_output=True, timeout=60)
-    assert proc.returncode == 1 and b"cannot read" in proc.stderr
+def test_unreadable_input_exits_1(tmp_path, capsys):
+    from stream_guard.cli import main
+
+    assert main(["check", str(tmp_path / "missing.jsonl")]) == 1
+    assert "cannot read" in capsys.readouterr().err
 
 
 def test_bad_config_file_is_reported(tmp_path):
@@ -84,19 +98,6 @@ def test_strict_preset_demands_more_overlap_per_claim(tmp_path):
 
 # --- hardening: bad lines cost only themselves; configuration is checked at start -----------------------------
 
-import argparse  # noqa: E402
-import io  # noqa: E402
-import os  # noqa: E402
-
-import pytest  # noqa: E402
-
-pytestmark = pytest.mark.slow  # every test runs the command: a process start-up each
-
-from stream_guard.cli import check as cli  # noqa: E402
-from stream_guard.engine import pool as parallel  # noqa: E402
-from stream_guard.engine.judging import judge_payloads  # noqa: E402
-from stream_guard.config.load import build_config  # noqa: E402
-from stream_guard.engine.pipeline import Guard  # noqa: E402
 
 DEEP = b'{"event_id": "deep", "answer": "The answer.", "metadata": ' + b'{"a": ' * 300 + b"1" + b"}" * 300 + b"}"
 

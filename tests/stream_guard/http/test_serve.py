@@ -5,9 +5,8 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
@@ -16,6 +15,7 @@ import orjson
 import pytest
 from serving import Server
 
+from stream_guard.cli import check
 from stream_guard.client import GuardClient, GuardResult
 from stream_guard.ops.monitoring.tokens import hash_token
 from stream_guard.wire.inline import StreamedSentence
@@ -104,11 +104,12 @@ def _parses(line: bytes) -> bool:
 
 
 def check_lines(tmp_path: Path, config: Path, lines: list[bytes]) -> list[dict[str, Any]]:
+    """What `stream-guard check FILE --config CONFIG` writes, through its entry function in this process."""
     path = tmp_path / "events.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    done = subprocess.run([sys.executable, "-m", "stream_guard", "check", str(path), "--config", str(config)],
-                          capture_output=True, timeout=300)
-    return [orjson.loads(line) for line in done.stdout.splitlines()]
+    out = io.BytesIO()
+    check.run_check(check.parser().parse_args([str(path), "--config", str(config)]), out, io.StringIO())
+    return [orjson.loads(line) for line in out.getvalue().splitlines()]
 
 
 def test_verdicts_and_errors_equal_what_check_writes(server: Server, config: Path, tmp_path: Path) -> None:

@@ -6,8 +6,6 @@ import asyncio
 import os
 import signal
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -15,6 +13,7 @@ from typing import Any, AsyncIterator
 import aiohttp
 import orjson
 import pytest
+from in_process import stream_guard
 from serving import Server
 
 from stream_guard.client import GuardClient
@@ -122,10 +121,10 @@ def test_sigterm_answers_the_requests_in_flight_and_refuses_new_ones(tmp_path: P
     assert "stopping: answering the requests in flight" in server.log() and "stopped" in server.log()
 
 
-def test_a_port_in_use_is_refused_before_any_judge_process_starts() -> None:
+def test_a_port_in_use_is_refused_before_any_judge_process_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    """Through the command's entry function in this process (the real `serve` processes are tests/support/serving.py's)."""
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "stream_guard", "serve", "--port", str(port), "--ner", "regex"],
-                              capture_output=True, text=True, timeout=120)
+        done = stream_guard(capsys, "serve", "--port", str(port), "--ner", "regex")
     assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr

@@ -20,6 +20,7 @@ from stream_guard.ops.backtest import Backtest, latency_summary
 from stream_guard.ops.sources import Decision, Position, UsageError, live_decisions, parse_bound
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.judging import Judged
+from in_process import stream_guard
 from labelled_data import DATA, labelled
 
 REPO = Path(__file__).resolve().parents[3]
@@ -205,8 +206,10 @@ def test_ctrl_c_leaves_a_report_that_says_it_is_partial(tmp_path: Path) -> None:
     assert report["events"] == len(verdicts.read_bytes().splitlines())
 
 
-def test_bad_requests_exit_2_with_the_reason(tmp_path: Path) -> None:
-    done = cli("backtest", "--file", str(small_file(tmp_path)), "--from", "3", "--out", str(tmp_path / "o"))
+def test_bad_requests_exit_2_with_the_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    done = stream_guard(capsys, "backtest", "--file", str(small_file(tmp_path)), "--from", "3", "--out",
+                        str(tmp_path / "o"))
     assert done.returncode == 2 and "--from/--to select a range of a topic" in done.stderr
-    done = cli("backtest", "--file", str(small_file(tmp_path)), "--labels", str(tmp_path / "none.jsonl"))
+    done = stream_guard(capsys, "backtest", "--file", str(small_file(tmp_path)), "--labels",
+                        str(tmp_path / "none.jsonl"))
     assert done.returncode == 2 and "none.jsonl: no such file" in done.stderr

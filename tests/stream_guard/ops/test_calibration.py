@@ -13,6 +13,7 @@ import msgspec
 import orjson
 import pytest
 
+from in_process import stream_guard
 from stream_guard.scoring import score_model
 from stream_guard.ops.calibration import Example, choose_model, choose_threshold, group_of, model_file_for
 from stream_guard.config.load import build_config
@@ -98,28 +99,30 @@ def test_cross_validated_decisions_keep_about_the_share_asked_for() -> None:
     assert 0.85 <= kept <= 0.95  # chosen on the other folds, measured on the held-out one
 
 
-def test_too_few_labels_are_refused_with_the_counts(tmp_path: Path) -> None:
+def test_too_few_labels_are_refused_with_the_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lines = (DATA / "ragtruth_dev.jsonl").read_bytes().splitlines()[:30]
     path = tmp_path / "few.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    done = cli("calibrate", "--labels", str(path), "--out", str(tmp_path / "c.toml"))
+    done = stream_guard(capsys, "calibrate", "--labels", str(path), "--out", str(tmp_path / "c.toml"))
     assert done.returncode == 2
     assert "too few labels to calibrate" in done.stderr and "at least 20 of each" in done.stderr
     assert not (tmp_path / "c.toml").exists()
 
 
-def test_separate_label_files_label_events_files(tmp_path: Path) -> None:
+def test_separate_label_files_label_events_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = [orjson.loads(line) for line in (DATA / "ragtruth_dev.jsonl").read_bytes().splitlines()[:10]]
     events, labels = tmp_path / "events.jsonl", tmp_path / "labels.jsonl"
     events.write_bytes(b"\n".join(orjson.dumps({k: v for k, v in r.items() if k != "label"}) for r in rows))
     labels.write_bytes(b"\n".join(orjson.dumps({"event_id": r["id"], "label": r["label"], "grader": "g"})
                                   for r in rows))
-    done = cli("calibrate", "--events", str(events), "--labels", str(labels), "--out", str(tmp_path / "c.toml"))
+    done = stream_guard(capsys, "calibrate", "--events", str(events), "--labels", str(labels), "--out",
+                        str(tmp_path / "c.toml"))
     assert done.returncode == 2 and f"{len(rows) - sum(r['label'] for r in rows)} faithful" in done.stderr
 
 
-def test_write_default_refuses_a_base_configuration(tmp_path: Path) -> None:
-    done = cli("calibrate", "--labels", str(DATA / "ragtruth_dev.jsonl"), "--write-default", "--preset", "strict")
+def test_write_default_refuses_a_base_configuration(capsys: pytest.CaptureFixture[str]) -> None:
+    done = stream_guard(capsys, "calibrate", "--labels", str(DATA / "ragtruth_dev.jsonl"), "--write-default",
+                        "--preset", "strict")
     assert done.returncode == 2 and "--write-default" in done.stderr
 
 

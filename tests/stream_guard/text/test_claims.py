@@ -51,6 +51,9 @@ def test_a_decline_anywhere_in_a_sentence_is_no_claim_with_what_it_restates_of_t
         "However, there is no mention of women being denied the right to work.",
         "Unfortunately, the second document doesn't specify when the warranty on the blender expires.",
         "The exact dosage for children cannot be determined from the passages.",
+        # "none of" / "neither of" the sources is the same decline, the negation carried by the subject
+        "However, none of the passages provide information about making the dish spicy.",
+        "Neither passage mentions how long the warranty lasts.",
     ]
     for sentence in declines:
         assert split_claims(sentence) == [], sentence
@@ -94,6 +97,7 @@ def test_saying_that_no_information_is_given_is_a_decline_whatever_its_subject()
         "Customers have consistently praised the food."]
     # not providing something other than information is a claim about the world
     assert split_claims("The hotel does not provide free parking.") == ["The hotel does not provide free parking."]
+    assert split_claims("None of the hotels provide free parking.") == ["None of the hotels provide free parking."]
 
 
 def test_a_sentence_pointing_at_the_passage_holding_the_answer_is_no_claim() -> None:

@@ -184,3 +184,18 @@ def test_negation_leaves_a_records_yes_no_fields_to_field_conflicts():
                                 "attributes": {"BusinessParking": {"lot": True, "street": False}}}).decode()
     inspection = Inspection.build("", [record_json], "Parking is available in a lot but not on the street.")
     assert analyze_negation(ContradictionView(inspection)) == []
+
+
+def test_a_review_writing_take_out_open_grounds_takeout_closed() -> None:
+    # "take out" / "take-out" / "takeout" are one word: a review praising the take out food grounds an answer's
+    # "takeout", whatever the (empty) field says, and its words are the source's.
+    data = orjson.loads(RECORD)
+    data["attributes"]["RestaurantsTakeOut"] = None
+    data["review_info"][0]["review_text"] = ("The place is small and the ambience is not great, "
+                                             "but take out food is really good. The curries are my favorites, and the soups too.")
+    text = orjson.dumps(data).decode()
+    r = read_record(text)
+    assert r is not None
+    assert field_conflicts("The takeout food receives consistent praise.", (r,)) == []
+    assert "takeout" in Inspection.build("", [text], "x").context_stems
+    assert "wifi" in Inspection.build("", ["Free wi-fi in every room."], "x").context_stems

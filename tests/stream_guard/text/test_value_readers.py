@@ -25,6 +25,9 @@ def q(text: str):  # noqa: ANN201 - the first quantity of a text
 @pytest.mark.parametrize(("text", "minutes"), [
     ("closes at 4 pm", [960]), ("closes at 16:00", [960]), ("closes at 4:00 p.m.", [960]), ("from 9am-5pm", [540, 1020]),
     ("at noon", [720]), ("at midnight", [0]),
+    # the part of the day says am or pm, and belongs to the time as written
+    ("from 11:30 in the morning to 21:30 at night", [690, 1290]), ("opens at 7:30 in the evening", [1170]),
+    ("at 9 in the morning", [540]), ("until 3 in the afternoon", [900]), ("by 10 at night", [1320]),
 ])
 def test_clock_times_in_every_form(text: str, minutes: list[int]) -> None:
     assert clock_minutes(text) == minutes
