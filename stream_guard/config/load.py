@@ -36,6 +36,7 @@ OTHER_VARIABLES = frozenset({
     "STREAM_GUARD_REQUIRE_BROWSER",   # CI: a missing chromium fails the page tests
     "STREAM_GUARD_CHROMIUM",          # the page tests' chromium binary
     "STREAM_GUARD_WORKER_NAME",       # a worker's name in metrics and dead letters (agents/app.py)
+    "STREAM_GUARD_FORK_SERVER_MODEL", # set by the pool while its fork server starts (engine/pool.py)
 })
 SECTIONS = ("detector", "stream", "monitor", "serve", "alerts")
 
