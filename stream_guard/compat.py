@@ -44,7 +44,7 @@ from stream_guard.checks.faithfulness import FaithfulnessCheck as _FaithfulnessC
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.detector import HallucinationDetector as _NativeDetector
 from stream_guard.errors import HallucinationBlocked as _NativeBlocked
-from stream_guard.text.fingerprint import fingerprint as _fingerprint
+from stream_guard.text.fingerprint import event_fingerprint as _event_fingerprint
 from stream_guard.heal import HallucinationHealer as _NativeHealer
 from stream_guard.heal import HealingResult as _NativeHealingResult
 from stream_guard.heal.recalibrate import recalibrate_confidence as _recalibrate
@@ -272,8 +272,10 @@ class AnswerDriftMonitor:
         """Check `answer` against this question's history, then record it. Returns (drift, delta)."""
         key = question_hash(_TENANT, question)
         with self._lock:
-            result = self._check.evaluate(_inspection(answer, (), question), self._store.get(key))
-            self._store.append(key, _fingerprint(answer), self.window_size)
+            inspection = _inspection(answer, (), question)
+            result = self._check.evaluate(inspection, self._store.get(key))
+            # The fingerprint drift computed (when there was enough history), not a second one.
+            self._store.append(key, _event_fingerprint(inspection, answer), self.window_size)
         return result.flagged, result.score
 
     def clear_history(self, question: Optional[str] = None) -> None:

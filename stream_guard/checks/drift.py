@@ -85,7 +85,7 @@ class DriftCheck:
         if len(history) < cfg.drift_min_history:
             return self._quiet(base | {"reason": "not enough history"}, started)
 
-        current = event_fingerprint(inspection.memo, inspection.answer)
+        current = event_fingerprint(inspection, inspection.answer)
         mine = features(current)
         theirs, keep = self._window(inspection, history, window)
         distances = [features_distance(mine, other) for other in theirs]

@@ -279,9 +279,7 @@ def _without_verbatim_quotes(text: str, inspection: Inspection) -> tuple[str, bo
     """The claim text with every quotation the context holds verbatim blanked out, and whether there was one."""
     if '"' not in text and "“" not in text:
         return text, False
-    context = inspection.memo.get(("folded context",))
-    if context is None:
-        context = inspection.memo.setdefault(("folded context",), _folded(inspection.context_text))
+    context = inspection.once(("folded context",), lambda: _folded(inspection.context_text))
     out, cursor, found = [], 0, False
     for m in _QUOTE_RE.finditer(text):
         if _folded(m.group(1)).strip(" .,;:") in context:  # type: ignore[operator]
@@ -305,7 +303,7 @@ def ground_claim(
     if missing_numbers or any(w[:1].isdigit() for w in words):
         # A bare figure the question states ("how to uninstall uTorrent on Windows 10") is the user's own: an
         # answer restating it adds no figure. A value with a unit or currency is still compared ("$10" stays).
-        asked = _question_numbers(inspection)
+        asked = inspection.once(("question numbers",), lambda: frozenset(numbers_in(inspection.question)))
         missing_numbers = tuple(m for m in missing_numbers if m not in asked)
         words = [w for w in words if w not in asked]
     if quoted and len(words) <= _FRAMING_WORDS:
@@ -334,13 +332,6 @@ def ground_claim(
         claim, stems, overlap, best, best_index, missing_words, missing_numbers, grounded, conflicts, wrong_times,
         wrong_days, unstated,
     )
-
-
-def _question_numbers(inspection: Inspection) -> frozenset[str]:
-    found = inspection.memo.get(("question numbers",))
-    if found is None:
-        found = inspection.memo.setdefault(("question numbers",), frozenset(numbers_in(inspection.question)))
-    return found  # type: ignore[return-value]
 
 
 def _evidence(g: ClaimGrounding) -> str:

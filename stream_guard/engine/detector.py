@@ -147,7 +147,7 @@ class HallucinationDetector:
         key = question_hash(tenant, question)
         report = self.analyze(inspection, self.history.get(key))
         if not report.flagged and answer.strip():
-            self.history.append(key, event_fingerprint(inspection.memo, answer), self.config.window_size)
+            self.history.append(key, event_fingerprint(inspection, answer), self.config.window_size)
         return report
 
     async def ainspect(

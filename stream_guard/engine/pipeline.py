@@ -157,7 +157,7 @@ class Guard:
             quality = QualityScore.compute(report, healing, self.config, latency_ms=latency)
         delivered = self._delivered_answer(event, quality.routing, healing)
         record = (
-            {**event_fingerprint(inspection.memo, delivered), EVENT_TAG: tag}
+            {**event_fingerprint(inspection, delivered), EVENT_TAG: tag}
             if asked and quality.routing in DELIVERED_ROUTES and delivered.strip()
             else None
         )

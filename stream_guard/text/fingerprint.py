@@ -25,9 +25,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from decimal import Decimal, InvalidOperation
-from typing import Any, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 from stream_guard.text.words import NEGATORS, content_words, stem, words
+
+if TYPE_CHECKING:
+    from stream_guard.text.inspection import Inspection
 
 # One answer's fingerprint as drift history keeps it: a JSON-ready mapping (the history stores never look inside).
 Fingerprint = Mapping[str, Any]
@@ -134,16 +137,11 @@ def fingerprint(answer: str) -> dict[str, Any]:
     }
 
 
-def event_fingerprint(memo: dict[tuple[object, ...], object], answer: str) -> dict[str, Any]:
+def event_fingerprint(inspection: Inspection, answer: str) -> dict[str, Any]:
     """`fingerprint(answer)` once per event: drift reads the answer's fingerprint and the history record of the
-    delivered answer is the same one (`memo`: the event's `Inspection.memo`, shared by its re-inspections).
+    delivered answer is the same one (kept by `inspection.once`, shared by the event's re-inspections).
     Read-only: callers copy before adding to it."""
-    key = ("fingerprint", answer)
-    kept = memo.get(key)
-    if isinstance(kept, dict):
-        return kept
-    made = memo[key] = fingerprint(answer)
-    return made
+    return inspection.once(("fingerprint", answer), lambda: fingerprint(answer))
 
 
 def _jaccard_distance(a: frozenset[str], b: frozenset[str]) -> float:

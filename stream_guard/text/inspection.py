@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence, TypeVar
 
 from stream_guard.text.analysis import (  # noqa: F401 - CHUNK_CACHE_SIZE and MAX_POSTINGS: the checks' bounds
     CHUNK_CACHE_SIZE,
@@ -41,6 +41,9 @@ def read_chunks(chunks: tuple[Chunk, ...]) -> tuple[tuple[Chunk, ...], tuple[Rec
     )
     return views, records
 
+
+_T = TypeVar("_T")
+_MISSING = object()
 
 @dataclass(frozen=True)
 class Entity:
@@ -109,6 +112,14 @@ class Inspection:
             records=records,
             sources=tuple(c.text for c in received) if records else (),
         )
+
+    def once(self, key: tuple[object, ...], compute: Callable[[], _T]) -> _T:
+        """`compute()` for this event once: kept in `memo` under `key`, so the re-inspections of its repairs (which
+        share the memo) read it instead of computing it again."""
+        kept = self.memo.get(key, _MISSING)
+        if kept is _MISSING:
+            kept = self.memo[key] = compute()
+        return kept  # type: ignore[return-value]
 
     def with_answer(self, answer: str) -> "Inspection":
         """The same question and context (records already read) with another answer: a healed one, or the next

@@ -119,9 +119,11 @@ class TestDistance:
 
 def test_event_fingerprint_is_computed_once_per_answer_of_an_event() -> None:
     from stream_guard.text.fingerprint import event_fingerprint
+    from stream_guard.text.inspection import Inspection
 
-    memo: dict = {}
-    first = event_fingerprint(memo, "It costs $1,200.00 and ships in 3 days.")
+    inspection = Inspection.build("What does it cost?", ["It costs $1,200."], "It costs $1,200.00 and ships in 3 days.")
+    first = event_fingerprint(inspection, "It costs $1,200.00 and ships in 3 days.")
     assert first == fingerprint("It costs $1,200.00 and ships in 3 days.")
-    assert event_fingerprint(memo, "It costs $1,200.00 and ships in 3 days.") is first
-    assert event_fingerprint(memo, "It is free.") == fingerprint("It is free.")  # another answer: its own
+    repair = inspection.with_answer("It is free.")  # a re-inspection shares the event's memo
+    assert event_fingerprint(repair, "It costs $1,200.00 and ships in 3 days.") is first
+    assert event_fingerprint(repair, "It is free.") == fingerprint("It is free.")  # another answer: its own
