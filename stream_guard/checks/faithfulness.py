@@ -42,7 +42,7 @@ from stream_guard.checks.record_claims import (
     unstated_fields,
 )
 from stream_guard.text.frequency import Frequency, frequencies
-from stream_guard.text.schedule import clock_times, closed_days, day_spans, days_named
+from stream_guard.text.schedule import clock_times, day_spans
 from stream_guard.text.words import stem
 
 # A figure starts a word, or follows the "x" of a size glued to its first figure ("9x13": 9 and 13).
@@ -78,7 +78,6 @@ def context_numbers(inspection: Inspection) -> frozenset[str]:
 
 
 _NUMBERS = "faithfulness.numbers"  # the ContextAnalysis.derive keys of this check's per-context values
-_DAYS_STATED = "faithfulness.days"
 _FACTS = "faithfulness.facts"
 
 
@@ -89,13 +88,6 @@ def _numbers_of(context: ContextAnalysis) -> frozenset[str]:
     if _ONE_RE.search(context.lower):
         found.add("1")
     return frozenset(found)
-
-
-def _days_stated(context: ContextAnalysis) -> frozenset[str]:
-    """Days of the week the context says something is open or happens on: the record's hours, and what its
-    other text says ("they're only in Santa Barbara Mondays and Thursdays", a review), not the days it says are
-    closed. An answer repeating a review's days states what a source states, though the hours have none."""
-    return frozenset(day for text in context.texts for day in days_named(text) - closed_days(text))
 
 
 def _facts_of(context: ContextAnalysis) -> "_ContextFacts":
@@ -342,9 +334,6 @@ def ground_claim(
         conflicts = tuple(field_conflicts(claim.text, inspection.records))
         wrong_times = tuple(time_conflicts(claim.text, inspection.records))
         wrong_days = tuple(day_conflicts(claim.text, inspection.records))
-        if wrong_days:
-            stated = inspection.context.derive(_DAYS_STATED, _days_stated)
-            wrong_days = tuple(d for d in wrong_days if d not in stated)
         unstated = tuple(unstated_fields(claim.text, inspection.records))
     grounded = (
         overlap >= overlap_threshold and not missing_numbers and not conflicts and not wrong_times and not wrong_days
