@@ -90,17 +90,13 @@ def _times(view: ContradictionView, sentence: AnswerSentence, times: list[ClockT
         return [parts] if parts else []  # times with no day and no word of opening hours are not a schedule
 
     wrong: list[ClockTime] = []
-    # A time given for no day need only be one that some sentence restating this one gives: "sunny at 9am
-    # (Passage 2), but overcast at 12am (Passage 3)" takes its two times from two sources.
-    given = [t.minutes for _, i in candidates for t in clock_times(view.sentence(i).text)]
 
     def agrees(theirs: list[SchedulePart]) -> bool:
         wrong.clear()
-        every = [t.minutes for part in theirs for t in part.times]
+        every = [t for part in theirs for t in part.times]
         for part in ours:
-            said = [t.minutes for p in theirs if part.days and p.days & part.days for t in p.times] or (
-                every if part.days else given)
-            wrong.extend(t for t in part.times if not any(_same_minute(t.minutes, s) for s in said))
+            said = [t for p in theirs if part.days and p.days & part.days for t in p.times] or every
+            wrong.extend(t for t in part.times if not any(_same_minute(t.minutes, s.minutes) for s in said))
         return not wrong
 
     hit = first_disagreeing(candidates, read, agrees)

@@ -34,12 +34,3 @@ def test_hours_are_compared_day_by_day_and_closed_days_count() -> None:
 
 def test_another_subject_is_not_compared() -> None:
     assert found("The museum is open Monday to Friday.", "The bakery is open on Saturday.") == []
-
-
-def test_a_time_given_for_no_day_may_come_from_another_restating_sentence() -> None:
-    """"Sunny at 9am, but overcast at 12am" takes its two times from two forecasts; a time no restating
-    sentence gives is still wrong."""
-    forecasts = ("9am: The Hinesburg forecast is sunny with 2 mph winds. "
-                 "12am: The Hinesburg forecast is overcast with 6 mph winds.")
-    assert found(forecasts, "It is sunny in Hinesburg at 9am, but overcast at 12am.") == []
-    assert found(forecasts, "It is overcast in Hinesburg at 3am.")
