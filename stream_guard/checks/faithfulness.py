@@ -187,7 +187,7 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
     identifiers) that occur nowhere in the context. At most MAX_ANSWER_VALUES quantities of a claim are
     compared; any past them are read as plain numbers."""
     quantities = extract_quantities(text)[:MAX_ANSWER_VALUES]
-    verdicts = [facts.supports(q) or _dual(text, q) for q in quantities]
+    verdicts = [facts.supports(q) for q in quantities]
     times = clock_times(text)
     timed = [any(t.minutes == c or {t.minutes, c} <= {0, 1440} for c in facts.clock) for t in times]
     often = frequencies(text)
@@ -205,17 +205,6 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
         missing += [f.text for f, ok in zip(often, oftened) if not ok and not any(a < f.end and f.start < b for a, b in owned)]
     missing += sorted(numbers_in(_strip_spans(text, [*quantities, *times, *often])) - facts.numbers)
     return _strip_spans(text, supported), tuple(dict.fromkeys(missing))
-
-
-# "The two men", "these two companies": the dual, as "both" is, points back at two already named; it counts
-# nothing new. A ranking is a claim of its own ("the two largest cities").
-_DUAL_BEFORE_RE = re.compile(r"\b(?:the|these|those)\s++$", re.IGNORECASE)
-_RANKING_AFTER_RE = re.compile(r"\s++(?:\w+est|most|least|biggest|first|last|top)\b", re.IGNORECASE)
-
-
-def _dual(text: str, q: Quantity) -> bool:
-    return (q.text.lower() == "two" and q.unit is None and _DUAL_BEFORE_RE.search(text, 0, q.start) is not None
-            and _RANKING_AFTER_RE.match(text, q.end) is None)
 
 
 class _Span(Protocol):

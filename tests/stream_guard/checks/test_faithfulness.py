@@ -247,13 +247,3 @@ def test_a_frequency_no_source_states_in_any_form_is_a_missing_figure() -> None:
     # a price's billing period is the price's, compared as a price: one figure, not two
     assert run("The Pro plan costs $10 per month.").details["missing_numbers"] == ["$10"]
 
-
-def test_the_two_men_point_back_at_two_people_the_source_names() -> None:
-    """"The two men" is the dual, as "both men" is: no figure the source must state. "Two men" and a ranking
-    ("the two largest") still count."""
-    source = ["Carlos Colina, 32, faces a murder charge. The victim, a 26-year-old man, was Jonathan Camilien. "
-              "Camilien and Colina knew each other, according to authorities. Boston and Worcester are cities."]
-    assert run("The two men knew each other.", context=source, question="").findings == ()
-    assert run("Two men knew each other.", context=source, question="").details["missing_numbers"] == ["Two"]
-    largest = run("The two largest cities are Boston and Worcester.", context=source, question="")
-    assert largest.details["missing_numbers"]
