@@ -63,6 +63,8 @@ def words(text: str) -> list[str]:
     if not text.isascii():
         text = unicodedata.normalize("NFC", text)  # "Zu\u0308rich" written with a combining mark is "Zürich"
     out = _WORD_RE.findall(text.lower())
+    if "’" not in text and "," not in text:
+        return out  # most texts: no word to fold or to join
     for i, word in enumerate(out):
         if "’" in word:
             out[i] = word = word.replace("’", "'")
