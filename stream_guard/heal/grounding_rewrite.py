@@ -28,7 +28,7 @@ from typing import Iterator
 
 from stream_guard.text.claims import extract_claims
 from stream_guard.heal.delivery_safety import unsafe_reasons
-from stream_guard.heal.readability import readability_problems, reading_problems
+from stream_guard.heal.readability import answer_reading_counts, readability_problems, reading_problems
 from stream_guard.heal.result import GROUNDING_REWRITE, Attempt, Change
 from stream_guard.text.inspection import ContextSentence, Inspection
 from stream_guard.text.records import describe_record
@@ -110,9 +110,10 @@ def _rank(inspection: Inspection) -> list[_Ranked]:
     return ranked
 
 
-def _usable_in_order(ranked: list[_Ranked], answer: str, clean: dict[str, bool]) -> Iterator[_Ranked]:
-    """The ranked sentences a rewrite of `answer` may use, each text once: clean prose in the answer's voice,
-    not a question, safe to deliver. `clean` remembers, per context, what `_clean` said of each sentence."""
+def _usable_in_order(ranked: list[_Ranked], answer: tuple[int, ...], clean: dict[str, bool]) -> Iterator[_Ranked]:
+    """The ranked sentences a rewrite of an answer (its `reading_counts`) may use, each text once: clean prose in
+    the answer's voice, not a question, safe to deliver. `clean` remembers, per context, what `_clean` said of
+    each sentence."""
     seen: set[str] = set()
     for r in ranked:
         text = r.sentence.text.strip()
@@ -142,7 +143,7 @@ def select_sentences(inspection: Inspection, limit: int = MAX_SENTENCES) -> list
     stubs: list[_Ranked] = []
     used = 0
     clean: dict[str, bool] = inspection.context.derive(_CLEAN, lambda _: {})
-    for r in _usable_in_order(_rank(inspection), inspection.answer, clean):
+    for r in _usable_in_order(_rank(inspection), answer_reading_counts(inspection), clean):
         if len(r.sentence.text.split()) < MIN_WORDS:
             if not best:
                 stubs.append(r)
