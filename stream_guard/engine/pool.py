@@ -35,7 +35,6 @@ server is the parent's, so the parent's CPU accounting (`time stream-guard check
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import ctypes
 import logging
@@ -698,6 +697,8 @@ class Pool:
         """Replace process `index`, idle and gone (an out-of-memory kill, a crash), with a loaded one, so that
         no request waits for the start-up. A process that cannot start leaves the slot empty: its next call
         starts one."""
+        import asyncio  # loaded by the loop running this; not at module level: `check` and the judges never need it
+
         slot = self._slots[index]
         if slot.process is not None:
             slot.process.close(0.0)
@@ -710,6 +711,8 @@ class Pool:
             slot.process = None
 
     async def _call_async(self, request: Request, index: int = 0) -> Any:
+        import asyncio  # loaded by the loop running this (see revive)
+
         slot = self._slots[index]
         self.start()  # on the loop's thread, if not started yet: the processes die with this thread
         if slot.process is None:

@@ -28,7 +28,7 @@ from typing import Iterator
 
 from stream_guard.text.claims import extract_claims
 from stream_guard.heal.delivery_safety import unsafe_reasons
-from stream_guard.heal.readability import readability_problems, reading_problems
+from stream_guard.heal.readability import answer_reading_counts, readability_problems, reading_problems
 from stream_guard.heal.result import GROUNDING_REWRITE, Attempt, Change
 from stream_guard.text.inspection import ContextSentence, Inspection
 from stream_guard.text.records import describe_record
@@ -74,9 +74,17 @@ def choose_prefix(text: str) -> str:
 def usable(text: str, answer: str = "") -> bool:
     """Whether a context sentence may appear in a rewrite of `answer`: clean prose that reads like the answer,
     no secret, nothing addressed to a model."""
-    n = len(text.split())
-    return (n <= MAX_WORDS and not readability_problems(text) and not reading_problems(text, answer)
-            and not unsafe_reasons(text))
+    return _clean(text) and not reading_problems(text, answer)
+
+
+def _clean(text: str) -> bool:
+    """The part of `usable` that reads the sentence alone: not too long, clean prose, nothing unsafe."""
+    return len(text.split()) <= MAX_WORDS and not readability_problems(text) and not unsafe_reasons(text)
+
+
+# Per context (ContextAnalysis.derive): whether each of its sentences is `_clean`. The same chunks come back
+# with many questions and answers (a help desk's policies), and a rewrite tries their sentences again each time.
+_CLEAN = "grounding_rewrite.clean"
 
 
 def _rank(inspection: Inspection) -> list[_Ranked]:
@@ -102,9 +110,10 @@ def _rank(inspection: Inspection) -> list[_Ranked]:
     return ranked
 
 
-def _usable_in_order(ranked: list[_Ranked], answer: str) -> Iterator[_Ranked]:
-    """The ranked sentences a rewrite of `answer` may use, each text once: clean prose in the answer's voice,
-    not a question, safe to deliver."""
+def _usable_in_order(ranked: list[_Ranked], answer: tuple[int, ...], clean: dict[str, bool]) -> Iterator[_Ranked]:
+    """The ranked sentences a rewrite of an answer (its `reading_counts`) may use, each text once: clean prose in
+    the answer's voice, not a question, safe to deliver. `clean` remembers, per context, what `_clean` said of
+    each sentence."""
     seen: set[str] = set()
     for r in ranked:
         text = r.sentence.text.strip()
@@ -112,7 +121,10 @@ def _usable_in_order(ranked: list[_Ranked], answer: str) -> Iterator[_Ranked]:
         if not text or text.endswith("?") or key in seen:
             continue
         seen.add(key)
-        if usable(text, answer):
+        ok = clean.get(text)
+        if ok is None:
+            ok = clean[text] = _clean(text)
+        if ok and not reading_problems(text, answer):
             yield r
 
 
@@ -130,7 +142,8 @@ def select_sentences(inspection: Inspection, limit: int = MAX_SENTENCES) -> list
     best: list[_Ranked] = []
     stubs: list[_Ranked] = []
     used = 0
-    for r in _usable_in_order(_rank(inspection), inspection.answer):
+    clean: dict[str, bool] = inspection.context.derive(_CLEAN, lambda _: {})
+    for r in _usable_in_order(_rank(inspection), answer_reading_counts(inspection), clean):
         if len(r.sentence.text.split()) < MIN_WORDS:
             if not best:
                 stubs.append(r)

@@ -41,7 +41,7 @@ from stream_guard.config.detector import DetectorConfig
 from stream_guard.wire.events import Chunk
 from stream_guard.heal import claim_prune, contradiction_patch, entity_scrub, grounding_rewrite, note, safe_decline
 from stream_guard.heal.delivery_safety import unsafe_reasons
-from stream_guard.heal.readability import prose_problems, reading_problems
+from stream_guard.heal.readability import answer_reading_counts, original_problems, prose_problems, reading_problems
 from stream_guard.heal.recalibrate import recalibrate_confidence
 from stream_guard.heal.result import (
     CLAIM_PRUNE,
@@ -111,10 +111,13 @@ def failure_reason(report: HallucinationReport) -> str | None:
 def refusal_reason(text: str, inspection: Inspection) -> str | None:
     """Why a repair may not be shown to a user whatever its re-inspection says, or None: it is not prose, it
     does not read like the answer it replaces (inspection.answer), or it is unsafe to deliver."""
-    problems = prose_problems(text, inspection.answer, inspection.raw_texts, [c.id for c in inspection.chunks])
+    answer, chunk_texts, chunk_ids = inspection.answer, inspection.raw_texts, [c.id for c in inspection.chunks]
+    # What the answer itself already fails is read once per event (each attempt and the rewrite compare with it).
+    had = inspection.once(("original problems", answer), lambda: original_problems(answer, chunk_texts, chunk_ids))
+    problems = prose_problems(text, answer, chunk_texts, chunk_ids, had=had)
     if problems:
         return f"it is not readable prose ({', '.join(problems)})"
-    problems = reading_problems(text, inspection.answer)
+    problems = reading_problems(text, answer_reading_counts(inspection))
     if problems:
         return f"it would not read like the answer it replaces ({', '.join(problems)})"
     unsafe = unsafe_reasons(text)

@@ -32,6 +32,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
+from stream_guard.text.inspection import Inspection
+
 # A quoted key followed by a colon ("name": ...), or a JSON container opening on a quoted string or a
 # nested container: the shapes that only a serialised record has.
 _JSON_RE = re.compile(r"\"[^\"\n]{1,80}\"\s*:|[{\[]\s*[\"{\[]|:\s*(?:true|false|null)\s*[,}]|\{\s*\}|\[\s*\]")
@@ -210,17 +212,37 @@ READING_CHECKS: dict[str, Callable[[str], int]] = {
 }
 
 
-def reading_problems(repair: str, original: str) -> tuple[str, ...]:
-    """What `repair` introduced that reads wrong next to `original`: each check it fails more often than the
-    original did."""
-    return tuple(name for name, count in READING_CHECKS.items() if count(repair) > count(original))
+def reading_counts(text: str) -> tuple[int, ...]:
+    """How often `text` fails each of READING_CHECKS, in order: what a repair of it is compared with (computed
+    once per answer by a caller that compares many repairs or sentences with it)."""
+    return tuple(count(text) for count in READING_CHECKS.values())
+
+
+def answer_reading_counts(inspection: Inspection) -> tuple[int, ...]:
+    """reading_counts of the inspection's answer, once per event (Inspection.once: its repairs share it)."""
+    answer = inspection.answer
+    return inspection.once(("reading counts", answer), lambda: reading_counts(answer))
+
+
+def reading_problems(repair: str, original: str | tuple[int, ...]) -> tuple[str, ...]:
+    """What `repair` introduced that reads wrong next to `original` (the text, or its `reading_counts`): each
+    check it fails more often than the original did."""
+    baseline = reading_counts(original) if isinstance(original, str) else original
+    return tuple(name for (name, count), was in zip(READING_CHECKS.items(), baseline) if count(repair) > was)
+
+
+def original_problems(original: str, chunk_texts: Sequence[str] = (), chunk_ids: Sequence[str] = ()) -> frozenset[str]:
+    """The readability_problems an answer already has, which its repairs may keep (prose_problems)."""
+    return frozenset(readability_problems(original, chunk_texts, chunk_ids)) if original.strip() else frozenset()
 
 
 def prose_problems(repair: str, original: str, chunk_texts: Sequence[str] = (),
-                   chunk_ids: Sequence[str] = ()) -> tuple[str, ...]:
-    """readability_problems of `repair` that `original` did not have: an answer written in markdown, or citing a
-    chunk by its id in a marker ("[policy-7]"), keeps its heading and its markers in a repair."""
-    had = set(readability_problems(original, chunk_texts, chunk_ids)) if original.strip() else set()
+                   chunk_ids: Sequence[str] = (), *, had: frozenset[str] | None = None) -> tuple[str, ...]:
+    """readability_problems of `repair` that `original` did not have (`had`, its original_problems, when the
+    caller has them already): an answer written in markdown, or citing a chunk by its id in a marker
+    ("[policy-7]"), keeps its heading and its markers in a repair."""
+    if had is None:
+        had = original_problems(original, chunk_texts, chunk_ids)
     return tuple(p for p in readability_problems(repair, chunk_texts, chunk_ids) if p not in had)
 
 

@@ -337,12 +337,16 @@ def _load_spacy_once(model: str) -> tuple[Any, threading.Lock]:
         _loading -= 1
 
 
-def _tokenizer_exclusion(model: str) -> list[str]:
-    """["tokenizer"] for the English packages we prefer: their saved tokenizer is spaCy's English default, which
-    the pipeline has already built from its language data before reading the saved one, so reading it again is
-    pure cost (about a sixth of a model load; tests/stream_guard/text/test_ner.py checks it is the same
-    tokenizer). Any other model's saved tokenizer may be customised: it is read."""
-    return ["tokenizer"] if model in MODEL_PREFERENCE else []
+def _saved_state_exclusion(model: str) -> list[str]:
+    """What the preferred English packages saved that the NER pipe never needs, so it is not read:
+    - "tokenizer": their saved tokenizer is spaCy's English default, which the pipeline has already built from
+      its language data before reading the saved one (about a sixth of a model load; tests/stream_guard/text/
+      test_ner.py checks it is the same tokenizer);
+    - "strings": the vocabulary's 85,000 saved strings (a third of what is left of a load). A string's hash is
+      its murmurhash, whatever the store holds, so the features NER reads are the same; the labels come with
+      the `ner` pipe and the text read adds its own strings (test_ner.py checks entities and norms are the same).
+    Any other model's saved state may be customised: it is all read."""
+    return ["tokenizer", "strings"] if model in MODEL_PREFERENCE else []
 
 
 def _import_spacy() -> Any:
@@ -382,7 +386,7 @@ def _spacy_info(*args: Any, **kwargs: Any) -> Any:
 def _load_spacy_pipeline(model: str) -> tuple[Any, threading.Lock]:
     # The lock travels with the pipeline: every recognizer sharing it must serialise on the same object.
     spacy = _import_spacy()
-    nlp = spacy.load(model, exclude=list(_SPACY_EXCLUDE) + _tokenizer_exclusion(model))
+    nlp = spacy.load(model, exclude=list(_SPACY_EXCLUDE) + _saved_state_exclusion(model))
     try:
         nlp("Ada Lovelace worked in London.")
     except Exception:  # noqa: BLE001 - a pipeline whose NER listens to a shared embedding layer

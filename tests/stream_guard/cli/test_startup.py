@@ -9,7 +9,9 @@ from pathlib import Path
 
 import orjson
 
-HEAVY = ("spacy", "faust", "aiokafka", "aiohttp", "matplotlib", "numpy")
+# asyncio (with ssl, about 35 ms of CPU): only the worker, serve and the pool's async front-end run an event loop;
+# sqlite3 (8 ms): only a SQLite history store (the worker's, or one a caller opens) needs it.
+HEAVY = ("spacy", "faust", "aiokafka", "aiohttp", "matplotlib", "numpy", "asyncio", "sqlite3")
 
 # What the fresh interpreter runs: argv[1] is Python to execute, then it prints which HEAVY packages it imported.
 PROBE = """

@@ -101,3 +101,17 @@ def test_clean_sentences_beside_crawl_artefacts_are_still_used():
                "A typical bathroom tiling job costs between $800 and $2,000."]
     result = rewrite(Inspection.build("How much does tiling cost?", context, "Tiling costs $5,000 on average."))
     assert result.text is not None and context[1] in result.text and ".ost" not in result.text
+
+
+def test_what_a_sentence_is_on_its_own_is_kept_per_context_and_what_fits_the_answer_is_judged_per_answer():
+    # The quotation (and its "us") reads like the answer that quotes it in the first person, not like the plain
+    # one: the per-context memory of each sentence's own cleanliness must not carry one answer's verdict over to
+    # the other, in either order.
+    context = ['The tiler said "it will cost more than expected" to us.',
+               "A typical bathroom tiling job costs between $800 and $2,000."]
+    plain = "Tiling costs $5,000 on average."
+    quoting = 'I loved the tiling. The tiler said "it will cost more than expected" and it costs $5,000.'
+    for answers in ((plain, quoting, plain), (quoting, plain, quoting)):
+        texts = [rewrite(Inspection.build("How much does tiling cost?", context, a)).text or "" for a in answers]
+        assert [context[0] in text for text in texts] == [a == quoting for a in answers]
+        assert all(context[1] in text for text in texts)

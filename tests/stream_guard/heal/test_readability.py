@@ -88,3 +88,21 @@ def test_a_repair_keeps_the_markup_and_markers_its_answer_had():
     assert "markup" in readability_problems(repair, [], ["policy-7"])  # a heading, a chunk id: were it new ...
     assert repair_problems(repair, original, [], ["policy-7"]) == ()  # ... but the answer had them
     assert "markup" in repair_problems("## Returns\nReturns take 14 days.", "Returns take 14 days.")
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from stream_guard.heal.readability import original_problems, prose_problems, reading_counts  # noqa: E402
+
+_PIECES = st.sampled_from(["I ", "we ", "Note: ", '"', "1. A", "2. B", "4. C", "range.ost ", "as follows:\n", ": But ",
+                           "Refunds take 14 days. ", "```x```", '{"a": 1}', "chunk-3 ", "\n", "e.g. tea. ", "ours "])
+
+
+@given(st.lists(_PIECES, max_size=8).map("".join), st.lists(_PIECES, max_size=8).map("".join))
+def test_an_answer_read_once_judges_repairs_as_reading_it_again_would(repair: str, original: str) -> None:
+    # The healer reads an answer's counts and problems once per event and compares every repair with them.
+    chunks, ids = ['{"a": 1}', "Refunds take 14 days."], ["chunk-3"]
+    assert reading_problems(repair, reading_counts(original)) == reading_problems(repair, original)
+    assert (prose_problems(repair, original, chunks, ids, had=original_problems(original, chunks, ids))
+            == prose_problems(repair, original, chunks, ids))

@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import stream_guard
 from stream_guard.text import ner
 from stream_guard.text.inspection import Inspection
 from stream_guard.text.ner import (
@@ -184,11 +187,35 @@ def test_preferred_models_skip_reading_a_tokenizer_identical_to_the_default() ->
     import spacy
 
     model = ner.resolve_model(ner.AUTO_MODEL)
-    assert ner._tokenizer_exclusion(model) == ["tokenizer"]
-    assert ner._tokenizer_exclusion("my_custom_model") == []
+    assert ner._saved_state_exclusion(model) == ["tokenizer", "strings"]
+    assert ner._saved_state_exclusion("my_custom_model") == []
     saved = spacy.load(model, exclude=list(ner._SPACY_EXCLUDE))  # reads the tokenizer the package saved
     # Rules, affixes, special cases and URL / token matchers (the vocab is left out: it grows with what was read).
     assert recognizer._nlp.tokenizer.to_bytes(exclude=["vocab"]) == saved.tokenizer.to_bytes(exclude=["vocab"])
+
+
+def test_preferred_models_skip_the_saved_strings_and_tag_the_same_entities() -> None:
+    recognizer = _spacy_or_skip()
+    import spacy
+
+    model = ner.resolve_model(ner.AUTO_MODEL)
+    full = spacy.load(model, exclude=list(ner._SPACY_EXCLUDE))  # reads the 85,000 saved strings
+    assert len(recognizer._nlp.vocab.strings) < len(full.vocab.strings) // 10  # the exclusion still applies
+    demo = (Path(stream_guard.__file__).parent / "samples" / "demo.jsonl").read_bytes().splitlines()
+    texts = [SEED, "Dr. Ada Lovelace met Charles Babbage in London on 5 June 1833 at the Royal Society."]
+    for line in demo:
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:  # the demo shows broken events too
+            continue
+        texts += [str(event.get("answer", "")), " ".join(map(str, event.get("context", [])))]
+
+    def tagged(nlp: object) -> list[object]:
+        return [([(e.text, e.label_, e.start_char, e.end_char) for e in doc.ents], [t.norm_ for t in doc])
+                for doc in nlp.pipe(texts)]  # type: ignore[attr-defined]
+
+    assert tagged(recognizer._nlp) == tagged(full)
+    assert any(entities for entities, _ in tagged(full))
 
 
 def test_spacy_offsets_and_batches_match_single_calls() -> None:
