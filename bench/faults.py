@@ -45,14 +45,15 @@ FIGURES = {
 SCALE_TEST = "tests/agents/test_dashboard.py::test_the_all_tenants_view_of_10000_tenants_comes_a_page_at_a_time_while_healthz_keeps_answering"
 # The scale test's worker above 10,000 tenants, on the embedded broker of a loaded 2-core machine. While the records
 # are applied, every table write queues a changelog record, and Faust's offset commit first flushes its producer
-# buffer, whose flush returns only once the buffer is empty (faust/transport/consumer.py `_commit_offsets`,
-# producer.py `flush_atmost`): under a steady stream of writes it chases them, so one commit lasts about as long
-# as the records take to apply (5,000 tenants: a 100 s commit in a 142 s apply; 100,000: 57-255 s commits). The
-# event loop is not blocked meanwhile (its timers ran late by under a second). At 50,378 tenants and a load average
-# of 14-19 the tests' 6 s session timeout expired the worker's membership and the rebalance never ended. A 120 s
+# buffer, whose flush returns only once the buffer is empty or no message has left it for 0.1 s
+# (faust/transport/consumer.py `_commit_offsets`, producer.py `flush_atmost`): under a steady stream of writes it
+# chases them, so one commit lasts about as long as the records take to apply (5,000 tenants: a 100 s commit in a
+# 142 s apply; 100,000: commits of 57-255 s). The event loop is not blocked meanwhile (its timers ran late by under
+# a second). At 50,378 tenants and a load average of 14-19, with the tests' 6 s session timeout, the worker's
+# membership expired (UnknownMemberIdError on the next commit) and the rebalance never ended. A 120 s
 # session (heartbeats every 10 s) rides that out, and a commit every 10 s instead of 0.5 s asks the slow broker
-# less. What is measured, /healthz while the view is served, comes after the records are applied, with the worker
-# idle: these settings change nothing there.
+# less. What is measured, /healthz while the view is served, comes after the records are applied (none is left to
+# apply then): these settings change nothing there.
 SLOW_BROKER_ENV = {"STREAM_GUARD_SESSION_TIMEOUT_S": "120", "STREAM_GUARD_HEARTBEAT_INTERVAL_S": "10",
                    "STREAM_GUARD_COMMIT_INTERVAL_S": "10"}
 
