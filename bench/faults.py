@@ -10,7 +10,8 @@ The figures are wall-clock seconds on the embedded broker, so they depend on how
 average is stored beside them.
 
     .venv/bin/python bench/faults.py
-    .venv/bin/python bench/faults.py --tenants 100000   # the many-tenants figure alone, at that scale
+    .venv/bin/python bench/faults.py --tenants 100000   # the many-tenants figure alone, at that scale (above
+                                                        # 10,000 with SLOW_BROKER_ENV, see there)
 """
 
 from __future__ import annotations
