@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import chain
 from typing import Callable, Iterable, Protocol, Sequence, TypeVar
 
 from stream_guard.text.analysis import MAX_CONTEXT_VALUES, capped_per_sentence  # noqa: F401 - the checks' bound
@@ -74,10 +75,10 @@ class ContextIndex:
     def shared_counts(self, stems: frozenset[str]) -> dict[int, int]:
         """Context sentence id -> number of `stems` it shares (only sentences sharing at least one).
         `stems` must come from the answer (the index holds postings for those only)."""
-        counts: Counter[int] = Counter()
-        for s in stems:
-            counts.update(self._postings.get(s, ()))  # counted in C
-        return counts
+        postings = self._postings
+        # One Counter over all the postings, counted in C (an update per stem paid Counter.update's Python
+        # prologue and its isinstance test against Mapping each time); the same counts in the same order.
+        return Counter(chain.from_iterable(postings[s] for s in stems if s in postings))
 
     def containing(self, stem_: str) -> Sequence[int]:
         """Context sentences containing `stem_`, an answer stem."""

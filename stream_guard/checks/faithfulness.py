@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 from typing import Protocol, Sequence
 
 from stream_guard.checks.alignment import MAX_ANSWER_VALUES, MAX_CONTEXT_VALUES, capped_per_sentence
@@ -255,10 +256,8 @@ def _best_sentence(stems: frozenset[str], inspection: Inspection) -> tuple[float
     """
     if not stems:
         return 1.0, -1
-    shared: Counter[int] = Counter()
     index = inspection.sentence_index
-    for s in stems:
-        shared.update(index.get(s, ()))
+    shared = Counter(chain.from_iterable(index[s] for s in stems if s in index))  # one count, in C
     if not shared:
         return 0.0, -1
     best_index, count = min(shared.items(), key=lambda item: (-item[1], item[0]))

@@ -596,6 +596,22 @@ WINDOW_WORDS = 6
 MAX_NER_CHARS = 2000
 
 
+# A repair keeps most of its answer's sentences and its re-inspection reads their names again: the regex names
+# of a sentence up to this length are read once per process while it is among the 4,096 most recent.
+_MAX_CACHED_SENTENCE = 2048
+
+
+def _regex_entities(sentence: str) -> tuple[Entity, ...]:
+    if len(sentence) <= _MAX_CACHED_SENTENCE:
+        return _regex_entities_cached(sentence)
+    return _REGEX.extract_one(sentence)
+
+
+@lru_cache(maxsize=4096)
+def _regex_entities_cached(sentence: str) -> tuple[Entity, ...]:
+    return _REGEX.extract_one(sentence)
+
+
 def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[Inspection]) -> list[tuple[Entity, ...]]:
     """Entities of each inspection's answer, with one batched recognizer call for the whole batch.
 
@@ -623,7 +639,7 @@ def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[In
                         jobs.append((i, offset + w_start, sentence[w_start:w_end]))
                         budget -= w_end - w_start
             fallback[i].extend(
-                Entity(e.text, e.label, offset + e.start, offset + e.end) for e in _REGEX.extract_one(sentence)
+                Entity(e.text, e.label, offset + e.start, offset + e.end) for e in _regex_entities(sentence)
             )
     results = recognizer.extract([text for _, _, text in jobs]) if jobs else []
     for (i, offset, _), entities in zip(jobs, results):

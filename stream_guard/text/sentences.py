@@ -4,6 +4,7 @@ are not ends), for every check, the claims and the repairs."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Candidate ends: a run of terminators (a spaced ellipsis ". . ." included), closing quotes or brackets, then
 # whitespace or the end of the text. The look-behinds let a run be read only from its first character and
@@ -71,7 +72,26 @@ _SENTENCE_STARTERS = frozenset(
 )
 
 
+# The same text is split again and again: a plain answer by its markup reading and by the NER pass, a repair's
+# kept blocks by each re-inspection. Texts up to this length are split once per process while they are among the
+# SPLIT_CACHE_SIZE most recent (8 M characters at most, with their sentences), longer ones every time.
+MAX_CACHED_SPLIT = 2048
+SPLIT_CACHE_SIZE = 4096
+
+
 def split_sentences(text: str) -> list[str]:
+    """Split prose into sentences, each a stripped substring of `text` (see `_split`)."""
+    if len(text) <= MAX_CACHED_SPLIT:
+        return list(_split_cached(text))
+    return _split(text)
+
+
+@lru_cache(maxsize=SPLIT_CACHE_SIZE)
+def _split_cached(text: str) -> tuple[str, ...]:
+    return tuple(_split(text))
+
+
+def _split(text: str) -> list[str]:
     """Split prose into sentences, each a stripped substring of `text`.
 
     Keeps together what only looks like an end: abbreviations and titles ("Dr. Liu", "Acme Corp. announced",

@@ -63,6 +63,8 @@ def words(text: str) -> list[str]:
     if not text.isascii():
         text = unicodedata.normalize("NFC", text)  # "Zu\u0308rich" written with a combining mark is "Zürich"
     out = _WORD_RE.findall(text.lower())
+    if "’" not in text and "," not in text:
+        return out  # most texts: no word to fold or to join
     for i, word in enumerate(out):
         if "’" in word:
             out[i] = word = word.replace("’", "'")
@@ -143,4 +145,7 @@ def mentions(text: str, needles: tuple[str, ...]) -> bool:
     """Whether lower-cased `text` contains any of `needles`: the cheap test that gates a value reader, so the
     readers' patterns run only on the few sentences that can hold their value."""
     low = text.lower()
-    return any(needle in low for needle in needles)
+    for needle in needles:  # a plain loop: this runs for every sentence and reader, and a generator costs more
+        if needle in low:
+            return True
+    return False

@@ -79,3 +79,19 @@ def test_sentences_are_substrings_of_the_text() -> None:
     text = '  Dr. Liu said "yes." 1) First item 2) Second item\n\nNew paragraph . . . ok.  '
     for sentence in split_sentences(text):
         assert sentence in text and sentence == sentence.strip()
+
+
+def test_a_text_split_again_gives_the_same_sentences_and_its_own_list() -> None:
+    """Short texts are split once per process (the markup reader and the NER pass split the same answer): a caller
+    that edits the list it got must not change what the next caller gets, and a text past the cached length is
+    split the same way."""
+    from stream_guard.text.sentences import MAX_CACHED_SPLIT, _split
+
+    text = "Dr. Liu arrived at 5 p.m. on Jan. 5. She left. 1. Call us. 2. Write to us."
+    first = split_sentences(text)
+    first.append("edited by the caller")
+    assert split_sentences(text) == _split(text) == first[:-1]
+    long_text = " ".join(["The store opens at 9 a.m. every day."] * (MAX_CACHED_SPLIT // 30 + 1))
+    assert len(long_text) > MAX_CACHED_SPLIT
+    assert split_sentences(long_text) == _split(long_text) == ["The store opens at 9 a.m. every day."] * (
+        MAX_CACHED_SPLIT // 30 + 1)
