@@ -23,7 +23,7 @@ import time
 import types
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
-from typing import Any, Iterable, Literal, Protocol, Sequence
+from typing import Any, Callable, Iterable, Literal, Protocol, Sequence
 
 from stream_guard.text.analysis import ASCII_WORD_RE, BoundedLRU
 from stream_guard.text.inspection import Entity, Inspection
@@ -393,6 +393,31 @@ def _load_spacy_pipeline(model: str) -> tuple[Any, threading.Lock]:
     return nlp, threading.Lock()
 
 
+@lru_cache(maxsize=4)
+def _verb_tables(model_dir: str) -> tuple[frozenset[str], frozenset[str]]:
+    """From a saved spaCy pipeline's lemmatizer: the words it lists as verbs and never as nouns or adjectives,
+    and the irregular verb forms it knows ("said", "went", "is"). Read the first time a sentence opens with a
+    capitalised word its context lacks: the tables' file is decoded directly (about 45 ms of CPU; spaCy's
+    `Lookups` would also build a Bloom filter per table, which doubles that)."""
+    path = os.path.join(model_dir, "lemmatizer", "lookups", "lookups.bin")
+    if not os.path.isfile(path):
+        return frozenset(), frozenset()
+    import srsly
+    from spacy.strings import get_string_id
+
+    tables = srsly.read_msgpack(path)
+    index, exceptions = tables.get("lemma_index"), tables.get("lemma_exc")
+    if not isinstance(index, dict) or not isinstance(exceptions, dict):
+        return frozenset(), frozenset()
+
+    def part(table: dict[Any, Any], name: str) -> Any:
+        return table.get(get_string_id(name), table.get(name, ()))
+
+    others = set(part(index, "noun")) | set(part(index, "adj"))
+    verbs = frozenset(w for w in part(index, "verb") if w not in others)
+    return verbs, frozenset(part(exceptions, "verb"))
+
+
 def preload_model(model: str) -> bool:
     """Load `model` (a package name, or "auto") into this process's cache now, for processes forked from this
     one to inherit (the pool's fork server). False when it cannot be loaded: whoever needs it then loads it
@@ -454,6 +479,20 @@ class SpacyRecognizer:
     def _nlp(self) -> Any:
         self.load()
         return self._pipeline[0] if self._pipeline is not None else None
+
+    def is_imperative_verb(self, word: str, following: str) -> bool:
+        """Whether a lower-case word opening a sentence or a list item, followed by the lower-case word
+        `following`, is an instruction ("2. Consume essential fatty acids ..."), not a name: the word is only ever
+        a verb in English and the next word is no verb form (after "Rob said" or "Rob went", "Rob" is the subject,
+        a name). The model's own lemmatizer tables tell (its verb index minus its noun and adjective indexes:
+        "Mark", "Bill" and "Will" are nouns too, so names stay names; its irregular verb forms); a model
+        without them tells nothing."""
+        nlp = self._nlp
+        path = getattr(nlp, "path", None) if nlp is not None else None
+        if path is None:
+            return False
+        verbs, forms = _verb_tables(str(path))
+        return word in verbs and not (following.endswith("ed") or following in forms)
 
     def extract(self, texts: Sequence[str]) -> list[tuple[Entity, ...]]:
         if not texts:
@@ -536,11 +575,13 @@ def make_recognizer(backend: Literal["auto", "spacy", "regex"] = "auto", model: 
 
 _CAP_TOKEN_RE = re.compile(r"[A-Z][\w&'’-]*")
 # Capitalised in answers for reasons other than naming something absent from the context.
+_NEXT_WORD_RE = re.compile(r"\s++([a-z]++)\b")  # the next word, when it is lower case
 _NEVER_NAMES = frozenset("passage passages document documents source sources context chunk chunks unable".split())
 _SPACE_RE = re.compile(r"\s+")
 
 
-def _novel_spans(sentence: str, context_words: frozenset[str]) -> list[tuple[int, int]]:
+def _novel_spans(sentence: str, context_words: frozenset[str],
+                 is_imperative_verb: Callable[[str, str], bool] | None = None) -> list[tuple[int, int]]:
     """Character spans of the sentence's capitalised words that the context never uses: the only
     places a name absent from the context can be."""
     spans = []
@@ -550,8 +591,13 @@ def _novel_spans(sentence: str, context_words: frozenset[str]) -> list[tuple[int
             continue  # "°F", "Passage 2", "Unable to answer"
         if all(part in context_words for part in ASCII_WORD_RE.findall(word)):
             continue
-        if match.start() == 0 and _is_common_word(word):
+        opens = match.start() == 0 or _LIST_PREFIX_RE.fullmatch(sentence, 0, match.start()) is not None
+        if opens and _is_common_word(word):
             continue  # "Alternatively", "Following": capitalised only because they open the sentence
+        if opens and is_imperative_verb is not None:
+            following = _NEXT_WORD_RE.match(sentence, match.end())
+            if following is not None and is_imperative_verb(word, following.group(1)):
+                continue  # "2. Consume essential fatty acids ...": an instruction opens the sentence, not a name
         spans.append(match.span())
     return spans
 
@@ -625,13 +671,14 @@ def batch_answer_entities(recognizer: EntityRecognizer, inspections: Sequence[In
     jobs: list[tuple[int, int, str]] = []  # (inspection index, offset in the answer, text for NER)
     per_answer = [_Accepted() for _ in inspections]
     fallback: list[list[Entity]] = [[] for _ in inspections]
+    verb = recognizer.is_imperative_verb if isinstance(recognizer, SpacyRecognizer) else None
     for i, inspection in enumerate(inspections):
         context_words = inspection.context.words
         for citation in find_citations(inspection.answer_text):
             per_answer[i].add(citation)
         budget = MAX_NER_CHARS
         for offset, sentence in _sentence_offsets(inspection.answer_text):
-            spans = _novel_spans(sentence, context_words) if budget > 0 else []
+            spans = _novel_spans(sentence, context_words, verb) if budget > 0 else []
             if spans:
                 for w_start, w_end in _windows(sentence, spans, WINDOW_WORDS):
                     w_end = min(w_end, w_start + budget)

@@ -47,6 +47,14 @@ _NUMBER_WORD_RE = re.compile(r"[\d.,]+")
 
 _stemmer = snowballstemmer.stemmer("english")
 
+# Plurals English forms by changing the vowel, which no suffix stemmer folds ("the two men" are "a 32-year-old
+# man" and "a 26-year-old man"): each is stemmed as its singular.
+_IRREGULAR_PLURALS = {
+    "men": "man", "women": "woman", "children": "child", "feet": "foot", "teeth": "tooth", "mice": "mouse",
+    "geese": "goose", "gentlemen": "gentleman", "businessmen": "businessman", "fishermen": "fisherman",
+    "firemen": "fireman", "policemen": "policeman", "spokesmen": "spokesman", "congressmen": "congressman",
+}
+
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
@@ -54,7 +62,7 @@ def stem(word: str) -> str:
     no letters unchanged), returned without running the stemmer: a table of figures has thousands."""
     if word[:1].isdigit() and _NUMBER_WORD_RE.fullmatch(word):
         return word
-    return _stemmer.stemWord(word)
+    return _stemmer.stemWord(_IRREGULAR_PLURALS.get(word, word))
 
 
 def words(text: str) -> list[str]:

@@ -246,3 +246,4 @@ def test_a_frequency_no_source_states_in_any_form_is_a_missing_figure() -> None:
     assert run("The shop is open every day.", ["The shop is open 7 days a week."]).details["missing_numbers"] == []
     # a price's billing period is the price's, compared as a price: one figure, not two
     assert run("The Pro plan costs $10 per month.").details["missing_numbers"] == ["$10"]
+

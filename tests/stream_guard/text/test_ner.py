@@ -333,3 +333,16 @@ def test_auto_model_prefers_the_official_package_and_falls_back_to_the_reupload(
 def test_the_recognizer_names_the_model_actually_loaded():
     recognizer = make_recognizer("spacy", "auto")
     assert recognizer.name == f"spacy:{ner.resolve_model('auto')}"
+
+
+def test_an_instruction_opening_a_list_item_is_no_name() -> None:
+    """spaCy tags the imperative "Consume" as a person; a verb that opens a sentence or list item is an
+    instruction. A name that opens a sentence before its verb ("Rob said") is still read."""
+    recognizer = _spacy_or_skip()
+    context = ["Essential fatty acids are found in avocados, nuts and olive oil."]
+    answer = ("Here are some tips:\n\n1. Include vegetables in your diet.\n"
+              "2. Consume essential fatty acids found in avocados, nuts, and olive oil.\n")
+    [found] = batch_answer_entities(recognizer, [Inspection.build("", context, answer)])
+    assert "Consume" not in [e.text for e in found]
+    [named] = batch_answer_entities(recognizer, [Inspection.build("", context, "Rob said avocados are good.")])
+    assert "Rob" in [e.text for e in named]

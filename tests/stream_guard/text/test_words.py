@@ -17,3 +17,9 @@ def test_words_are_unicode_letters_with_apostrophes_and_whole_numbers() -> None:
     assert words("Prices rose 3.5% to 1,200 units in São Paulo.") == ["prices", "rose", "3.5", "to", "1200", "units", "in", "são", "paulo"]
     assert words("Zu\u0308rich") == ["zürich"]  # a combining mark is part of the letter
     assert "zürich" in content_stems("Offices in Zürich and Bern")
+
+
+def test_a_plural_formed_by_a_vowel_change_stems_as_its_singular():
+    """"The two men knew each other" restates "a 32-year-old man" and "a 26-year-old man"."""
+    assert stem("men") == stem("man") and stem("women") == stem("woman") and stem("children") == stem("child")
+    assert stem("policemen") == stem("policeman")
