@@ -337,41 +337,54 @@ class Monitor:
                 log.exception("monitor: could not compute event-time horizons")
                 horizons = {}
             now = int(time.time() * 1000)
-            applied: list[tuple[str, faust.EventT, Changes]] = []
-            for n, (tenant, (anchor, records)) in enumerate(groups.items(), 1):
-                if n % INDEX_SLICE == 0:  # a day closing gives every tenant of a partition a batch: thousands
+            # A slice of tenants at a time, each applied, sent and written before the next: a day closing gives
+            # every tenant of a partition a batch, and holding every tenant's changes at once (10,000 tenants:
+            # about 130,000 objects the collector tracks) made each full collection take about 100 ms of CPU
+            # while the pages of the dashboard were served.
+            # Between slices, wait for the producer buffer to drain below its mark, as Faust does before each
+            # message it hands to an agent: otherwise a day closing queues every tenant's changelog records in it.
+            tenants = list(groups.items())
+            for start in range(0, len(tenants), INDEX_SLICE):
+                if start:
+                    await self.app.producer.buffer.wait_until_ebb()
                     await asyncio.sleep(0)
-                try:
-                    with acting_for(anchor):
-                        changes = apply(_EventStore(self.tables), tenant, records, self.settings, now,
-                                        horizons.get(anchor.message.partition, -math.inf))
-                except Exception:  # a bug must cost these records' counts, never the worker's judging
-                    self.counters["apply_failed"] += len(records)
-                    log.exception("monitor: could not apply %d records of a tenant", len(records))
-                    continue
-                applied.append((tenant, anchor, changes))
-            pending = []
-            for tenant, _, changes in applied:
-                pending += [await self.service.send(self.service.settings.topics.alerts, a.key.encode(), a.to_json(),
-                                                     alert_headers(a))
-                            for a in changes.alerts]
-                pending += [await self.service.send(self.service.settings.topics.review, tenant.encode(), r,
-                                                     review_headers(r))
-                            for r in changes.reviews]
-                pending += [await self.service.send(self.by_event_topic, event_id.encode(), r)
-                            for event_id, r in changes.sampled]
-            await asyncio.gather(*pending)
-            for n, (tenant, anchor, changes) in enumerate(applied, 1):
-                if n % INDEX_SLICE == 0:
-                    await asyncio.sleep(0)
-                with acting_for(anchor):
-                    self._write(self.tables, changes.puts)
-                    try:
-                        self._book(tenant, changes)
-                    except Exception:  # metrics only
-                        log.exception("monitor: could not update the metrics of a tenant")
+                await self._apply_slice(tenants[start:start + INDEX_SLICE], now, horizons)
             for event in events:
                 await stream.ack(event)
+
+    async def _apply_slice(self, tenants: list[tuple[str, tuple[faust.EventT, list[dict[str, Any]]]]], now: int,
+                           horizons: Mapping[int, float]) -> None:
+        """Apply some tenants' records, send what they produce (alerts, review items, sampled events), then write
+        their state once the sends are done."""
+        applied: list[tuple[str, faust.EventT, Changes]] = []
+        for tenant, (anchor, records) in tenants:
+            try:
+                with acting_for(anchor):
+                    changes = apply(_EventStore(self.tables), tenant, records, self.settings, now,
+                                    horizons.get(anchor.message.partition, -math.inf))
+            except Exception:  # a bug must cost these records' counts, never the worker's judging
+                self.counters["apply_failed"] += len(records)
+                log.exception("monitor: could not apply %d records of a tenant", len(records))
+                continue
+            applied.append((tenant, anchor, changes))
+        pending = []
+        for tenant, _, changes in applied:
+            pending += [await self.service.send(self.service.settings.topics.alerts, a.key.encode(), a.to_json(),
+                                                 alert_headers(a))
+                        for a in changes.alerts]
+            pending += [await self.service.send(self.service.settings.topics.review, tenant.encode(), r,
+                                                 review_headers(r))
+                        for r in changes.reviews]
+            pending += [await self.service.send(self.by_event_topic, event_id.encode(), r)
+                        for event_id, r in changes.sampled]
+        await asyncio.gather(*pending)
+        for tenant, anchor, changes in applied:
+            with acting_for(anchor):
+                self._write(self.tables, changes.puts)
+                try:
+                    self._book(tenant, changes)
+                except Exception:  # metrics only
+                    log.exception("monitor: could not update the metrics of a tenant")
 
     @staticmethod
     def _write(tables: Mapping[str, faust.Table], puts: Mapping[tuple[str, bytes], bytes | None]) -> None:

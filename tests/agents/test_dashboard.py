@@ -40,6 +40,9 @@ ZULU = "zulu-token-0123456789abcdef0123"
 # The scale test, in `make test-long`; bench/faults.py --tenants N runs it at another scale (100,000: the records
 # take 15-25 min to apply, so the fixture's wait and the test's timeout grow with it).
 TENANTS = int(os.environ.get("SG_SCALE_TENANTS", "10000"))
+# bench/faults.py's settings for the scale test's worker at that scale ("STREAM_GUARD_X=1 STREAM_GUARD_Y=2"): group
+# timeouts for a slow broker (see there). Not what is measured: /healthz while the view is served.
+SCALE_WORKER_ENV = dict(pair.split("=", 1) for pair in os.environ.get("SG_SCALE_WORKER_ENV", "").split())
 SCALE_WAIT_S = 600 * max(1, TENANTS // 10_000)
 SMALL_TENANTS = 250  # every other test, and the same view test in `make test`: more than two pages of PAGE rows
 PAGE = 100
@@ -94,7 +97,8 @@ def monitor_records(names: Names, partitions: int, tenants: int) -> list[tuple[b
 
 
 async def _send(broker: str, topic: str, records: list[tuple[bytes, bytes, int]]) -> None:
-    producer = await start_producer(broker)
+    # Batches of up to 1 MiB, not aiokafka's 16 KiB: 100,000 tenants' records in a few hundred produce requests.
+    producer = await start_producer(broker, options={"max_batch_size": 1024 * 1024})
     try:
         pending = [await producer.send(topic, value, key=key, partition=p) for key, value, p in records]
         await asyncio.gather(*pending)
@@ -109,11 +113,11 @@ def dashboard(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) ->
 
 @pytest.fixture(scope="module")
 def dashboard_at_scale(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    yield from _dashboard(kafka_bootstrap, tmp_path_factory, TENANTS)
+    yield from _dashboard(kafka_bootstrap, tmp_path_factory, TENANTS, SCALE_WORKER_ENV)
 
 
-def _dashboard(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory,
-               tenants: int) -> Iterator[dict[str, Any]]:
+def _dashboard(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory, tenants: int,
+               worker_env: dict[str, str] | None = None) -> Iterator[dict[str, Any]]:
     """A worker with monitoring, the operator's and zulu's tokens, and `tenants` + 1 tenants' records applied."""
     tmp = tmp_path_factory.mktemp("dashboard")
     names = Names(kafka_bootstrap)
@@ -122,7 +126,7 @@ def _dashboard(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory,
     config.write_text(f'[monitor]\noperator_token_sha256 = "{hash_token(OPERATOR)}"\n'
                       f'[monitor.tenants.zulu]\ntoken_sha256 = "{hash_token(ZULU)}"\n')
     env = {"STREAM_GUARD_MONITOR_SESSION_SECRET": SECRET, "STREAM_GUARD_MONITOR_PAGE_SIZE": str(PAGE),
-           "STREAM_GUARD_MONITOR_LOGIN_MAX_FAILURES": str(FAILURES)}
+           "STREAM_GUARD_MONITOR_LOGIN_MAX_FAILURES": str(FAILURES), **(worker_env or {})}
     worker = Worker(names, tmp / "data", tmp / "worker.log", name="dash", config=config, extra_env=env)
     worker.start().wait_ready()
     http = Http(worker.web_port)
