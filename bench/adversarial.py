@@ -115,6 +115,9 @@ def named_cases() -> list[Case]:
         Case("one_long_clause", " ".join(f"w{i}x" for i in range(3400))[:ANSWER_CHARS],
              (" ".join(f"w{i}x" for i in range(3400))[:CHUNK_CHARS],)),
         Case("newlines_run", "Steps:" + "\n" * (ANSWER_CHARS - 7) + "1", ("\n" * CHUNK_CHARS,)),
+        # A wrong figure gets the answer repaired, so the healer reads the blank lines too (they cost it cubic time once).
+        Case("blank_lines_in_flagged_answer", _fit("Refunds take 30 days.\n" + "\n" * ANSWER_CHARS, ANSWER_CHARS - 22)
+             + "Refunds take 30 days.", ("Refunds take 14 days.",)),
         Case("list_markers", _repeat("1. The first item 2. The second item ", ANSWER_CHARS), (PLAIN,)),
         Case("spelled_numbers", _repeat("twenty ", ANSWER_CHARS), (_repeat("nineteen ninety-nine ", CHUNK_CHARS),)),
     ]

@@ -37,10 +37,12 @@ from stream_guard.text.inspection import Inspection
 # A quoted key followed by a colon ("name": ...), or a JSON container opening on a quoted string or a
 # nested container: the shapes that only a serialised record has.
 _JSON_RE = re.compile(r"\"[^\"\n]{1,80}\"\s*:|[{\[]\s*[\"{\[]|:\s*(?:true|false|null)\s*[,}]|\{\s*\}|\[\s*\]")
+# A markdown table row; the blanks ahead of it are read within its own line (see _KEY below for why).
+_TABLE_ROW = r"^[^\S\n]*+\|[^\n]*\|\s*$"
 _MARKUP_RE = re.compile(
     r"</?[A-Za-z][A-Za-z0-9:-]{0,30}(?:\s[^<>\n]{0,200})?/?>"  # HTML / XML tags
     r"|^\s{0,3}```"  # code fences
-    r"|^\s*\|[^\n]*\|\s*$"  # markdown table rows
+    rf"|{_TABLE_ROW}"  # markdown table rows
     r"|^\s{0,3}#{1,6}\s",  # markdown headings
     re.MULTILINE,
 )
@@ -52,9 +54,14 @@ _IDENTIFIER_RE = re.compile(
 # "key: value" or "key = value" at the start of a line or after a separator: two or more in one text are a
 # dump, not a sentence ("Note: ..." alone is fine).
 # A colon between digits is a time ("16:30"), not a key.
-_KEY = r"[A-Za-z_](?:[\w ]{0,30}?[A-Za-z_])?\s*(?::(?!\d)|=)\s*\S"
-_KEY_VALUE_RE = re.compile(rf"(?:^|[\n;,|])\s*{_KEY}", re.MULTILINE)
-_KEY_VALUE_LINE_RE = re.compile(rf"^\s*[-*•]?\s*{_KEY}", re.MULTILINE)
+# Whitespace before a key is read once: possessively, and never across a newline, since every line start (and
+# every newline) is a place a key may start anyway; a key found after blank lines is then found from its own line
+# (counted the same). Reading every run of blank lines from each of its starts, and trying every
+# split of it between two runs, cost cubic time: 2,000 newlines in a flagged answer took 70 s of CPU in the
+# healer before the per-event budget stopped it.
+_KEY = r"[A-Za-z_](?:[\w ]{0,30}?[A-Za-z_])?\s*+(?::(?!\d)|=)\s*+\S"
+_KEY_VALUE_RE = re.compile(rf"(?:^|[\n;,|])[^\S\n]*+{_KEY}", re.MULTILINE)
+_KEY_VALUE_LINE_RE = re.compile(rf"^[^\S\n]*+(?:[-*•]\s*+)?{_KEY}", re.MULTILINE)
 _WS_RE = re.compile(r"\s+")
 
 # A chunk this long (characters) pasted whole is a dump of the source, not an answer drawn from it.

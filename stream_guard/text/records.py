@@ -46,7 +46,9 @@ _RECORD_CACHE = 2048
 _TABLE_MIN_LINES = 3
 
 
-_TABLE_LINE_RE = re.compile(r"\s*[-*•]?\s*([A-Za-z][\w ./()&'-]{0,40}?)\s*[:=]\s+(\S.*)")
+# Possessive leading whitespace: a key starts with a letter, so a line of spaces fails at once instead of trying
+# every split of them between the two runs (quadratic: a 20,000-space line took seconds).
+_TABLE_LINE_RE = re.compile(r"\s*+(?:[-*•]\s*+)?([A-Za-z][\w ./()&'-]{0,40}?)\s*[:=]\s+(\S.*)")
 
 
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")

@@ -1,4 +1,8 @@
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stream_guard.heal.delivery_safety import has_secret, is_instruction_like, unsafe_reasons
 
@@ -48,3 +52,23 @@ def test_text_addressed_to_a_model_is_found(text):
 def test_ordinary_instructions_to_a_reader_are_fine():
     assert not is_instruction_like("Follow the instructions on the label and ignore the old manual.")
     assert unsafe_reasons("Preheat the oven to 200 C before baking.") == ()
+
+
+# The role-line pattern as it was before the blanks ahead of it were read within its own line (the reference).
+_OLD_ROLE_LINE_RE = re.compile(r"^\s*(?:system|assistant)\s*:", re.IGNORECASE | re.MULTILINE)
+
+
+@given(st.lists(st.sampled_from(["\n", "\n\n", " ", "\t", "\r\n", "system", "System", "assistant", ":", " :", "x",
+                                 "the system: ", "\u2028"]), max_size=20).map("".join))
+def test_a_role_line_is_found_where_it_was_before(text: str) -> None:
+    # Only the role-line branch can differ; a text the other branches match says nothing about it.
+    if _OLD_ROLE_LINE_RE.search(text) is not None:
+        assert is_instruction_like(text)
+    elif not any(word in text.lower() for word in ("system:", "system :", "prompt")):
+        assert not is_instruction_like(text)
+
+
+@pytest.mark.timeout(60)
+def test_blank_lines_are_read_in_linear_time() -> None:
+    # A flagged answer of 20,000 blank lines took this check 12 s of CPU (quadratic); 200,000 now take milliseconds.
+    assert not is_instruction_like("\n" * 200_000 + "Refunds take 30 days.")

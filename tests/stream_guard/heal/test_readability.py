@@ -1,5 +1,8 @@
+import re
+
 import pytest
 
+from stream_guard.heal import readability
 from stream_guard.heal.readability import is_readable, readability_problems
 
 RECORD = '{"name": "Harbor Grill", "attributes": {"OutdoorSeating": true}}'
@@ -106,3 +109,38 @@ def test_an_answer_read_once_judges_repairs_as_reading_it_again_would(repair: st
     assert reading_problems(repair, reading_counts(original)) == reading_problems(repair, original)
     assert (prose_problems(repair, original, chunks, ids, had=original_problems(original, chunks, ids))
             == prose_problems(repair, original, chunks, ids))
+
+
+# The key-value patterns as they were before their whitespace was read once (the reference): the same count of
+# keys on any text, and no more cubic time on blank lines.
+_OLD_KEY = r"[A-Za-z_](?:[\w ]{0,30}?[A-Za-z_])?\s*(?::(?!\d)|=)\s*\S"
+_OLD_KEY_VALUE_RE = re.compile(rf"(?:^|[\n;,|])\s*{_OLD_KEY}", re.MULTILINE)
+_OLD_KEY_VALUE_LINE_RE = re.compile(rf"^\s*[-*•]?\s*{_OLD_KEY}", re.MULTILINE)
+_KV_PIECES = st.sampled_from(["\n", "\n\n", " ", "  ", "\t", "\r\n", ";", ",", "|", "-", "* ", "• ", ":", "=", "a", "Bc",
+                              "_x", "1", "16:30", "key: v", "Monday: 16:0-21:0", "x = y", " : ", "\u2028"])
+
+
+@given(st.lists(_KV_PIECES, max_size=30).map("".join))
+def test_key_value_patterns_count_what_they_counted_before(text: str) -> None:
+    assert len(readability._KEY_VALUE_RE.findall(text)) == len(_OLD_KEY_VALUE_RE.findall(text))
+    assert len(readability._KEY_VALUE_LINE_RE.findall(text)) == len(_OLD_KEY_VALUE_LINE_RE.findall(text))
+
+
+_OLD_TABLE_ROW_RE = re.compile(r"^\s*\|[^\n]*\|\s*$", re.MULTILINE)
+_NEW_TABLE_ROW_RE = re.compile(readability._TABLE_ROW, re.MULTILINE)
+
+
+@given(st.lists(st.sampled_from(["\n", "\n\n", " ", "\t", "\r\n", "|", "| a |", "a", "-", "\u2028"]), max_size=20)
+       .map("".join))
+def test_table_rows_are_found_where_they_were_before(text: str) -> None:
+    assert (_OLD_TABLE_ROW_RE.search(text) is None) == (_NEW_TABLE_ROW_RE.search(text) is None)
+
+
+@pytest.mark.timeout(60)
+def test_a_run_of_blank_lines_is_read_in_linear_time() -> None:
+    # 2,000 newlines took the old line pattern 31 s of CPU (cubic: 200,000 would take years); the patterns now
+    # read 200,000 in milliseconds, so the generous timeout fails only a pattern that went back to it.
+    blank = "\n" * 200_000
+    assert not readability._key_value_dump(blank)
+    assert readability._KEY_VALUE_LINE_RE.search(blank) is None and readability._KEY_VALUE_RE.search(blank) is None
+    assert readability.readability_problems(blank + "Refunds take 30 days.") == ()

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import re
+
 import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stream_guard.text import records
 from stream_guard.text.inspection import Inspection
 from stream_guard.text.schedule import clock_minutes, days_named
 from stream_guard.checks.record_claims import (
@@ -199,3 +202,14 @@ def test_a_review_writing_take_out_open_grounds_takeout_closed() -> None:
     assert field_conflicts("The takeout food receives consistent praise.", (r,)) == []
     assert "takeout" in Inspection.build("", [text], "x").context_stems
     assert "wifi" in Inspection.build("", ["Free wi-fi in every room."], "x").context_stems
+
+
+# The table-line pattern as it was before its leading whitespace was read once (the reference).
+_OLD_TABLE_LINE_RE = re.compile(r"\s*[-*•]?\s*([A-Za-z][\w ./()&'-]{0,40}?)\s*[:=]\s+(\S.*)")
+
+
+@given(st.lists(st.sampled_from([" ", "  ", "\t", "-", "* ", "•", "a", "Key", "Open hours", ":", "=", " 9am", "x"]),
+                max_size=20).map("".join))
+def test_table_lines_are_read_as_before(line: str) -> None:
+    old, new = _OLD_TABLE_LINE_RE.match(line), records._TABLE_LINE_RE.match(line)
+    assert (old and old.groups()) == (new and new.groups())
