@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from stream_guard.text.sentences import split_sentences
+from stream_guard.text.short_text_cache import cached_when_short
 from stream_guard.text.words import content_words
 
 # Every whitespace run below is matched by one possessive quantifier (`\s++`, `\s*+`), never by two
@@ -306,11 +306,8 @@ def extract_claims(answer: str, sentences: list[str] | None = None, question: st
 _MAX_CACHED_LINE = 1024
 
 
+@cached_when_short(_MAX_CACHED_LINE, 8192)
 def _line_claims(line: str) -> tuple[Claim, ...]:
-    return _cached_line_claims(line) if len(line) <= _MAX_CACHED_LINE else _read_line_claims(line)
-
-
-def _read_line_claims(line: str) -> tuple[Claim, ...]:
     asserted = drop_declines(line)  # first: a decline joined to a fact must not take the fact with it
     if not is_claim_sentence(asserted):
         return ()
@@ -318,9 +315,6 @@ def _read_line_claims(line: str) -> tuple[Claim, ...]:
     if not core or not is_claim_sentence(core) or not content_words(core):
         return ()
     return tuple(Claim(text=part, sentence=line.strip()) for part in split_compound(core))
-
-
-_cached_line_claims = lru_cache(maxsize=8192)(_read_line_claims)
 
 
 def split_claims(answer: str) -> list[str]:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Literal, Protocol, Sequence
 
 from stream_guard.text.analysis import ASCII_WORD_RE, BoundedLRU
 from stream_guard.text.inspection import Entity, Inspection
+from stream_guard.text.short_text_cache import cached_when_short
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.words import STOP_WORDS
 
@@ -651,14 +652,8 @@ MAX_NER_CHARS = 2000
 _MAX_CACHED_SENTENCE = 2048
 
 
+@cached_when_short(_MAX_CACHED_SENTENCE, 4096)
 def _regex_entities(sentence: str) -> tuple[Entity, ...]:
-    if len(sentence) <= _MAX_CACHED_SENTENCE:
-        return _regex_entities_cached(sentence)
-    return _REGEX.extract_one(sentence)
-
-
-@lru_cache(maxsize=4096)
-def _regex_entities_cached(sentence: str) -> tuple[Entity, ...]:
     return _REGEX.extract_one(sentence)
 
 

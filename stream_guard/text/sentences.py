@@ -4,7 +4,8 @@ are not ends), for every check, the claims and the repairs."""
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+
+from stream_guard.text.short_text_cache import cached_when_short
 
 # Candidate ends: a run of terminators (a spaced ellipsis ". . ." included), closing quotes or brackets, then
 # whitespace or the end of the text. The look-behinds let a run be read only from its first character and
@@ -81,13 +82,11 @@ SPLIT_CACHE_SIZE = 4096
 
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences, each a stripped substring of `text` (see `_split`)."""
-    if len(text) <= MAX_CACHED_SPLIT:
-        return list(_split_cached(text))
-    return _split(text)
+    return list(_split_once(text))
 
 
-@lru_cache(maxsize=SPLIT_CACHE_SIZE)
-def _split_cached(text: str) -> tuple[str, ...]:
+@cached_when_short(MAX_CACHED_SPLIT, SPLIT_CACHE_SIZE)
+def _split_once(text: str) -> tuple[str, ...]:
     return tuple(_split(text))
 
 

@@ -11,6 +11,8 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from stream_guard.text.short_text_cache import cached_when_short
+
 STOP_WORDS: frozenset[str] = frozenset(
     """
     a about above after again against all also am an and any are as at be because been before being below
@@ -89,18 +91,12 @@ _MAX_CACHED_TEXT = 1024
 
 def content_words(text: str) -> list[str]:
     """Words that carry meaning: not stop words, not negators, not bare one-letter tokens."""
-    if len(text) <= _MAX_CACHED_TEXT:
-        return list(_content_words_cached(text))
-    return _content_words(text)
+    return list(_content_words(text))
 
 
-@lru_cache(maxsize=16384)
-def _content_words_cached(text: str) -> tuple[str, ...]:
-    return tuple(_content_words(text))
-
-
-def _content_words(text: str) -> list[str]:
-    return [w for w in words(text) if w not in STOP_WORDS and w not in NEGATORS and (len(w) > 1 or w.isdigit())]
+@cached_when_short(_MAX_CACHED_TEXT, 16384)
+def _content_words(text: str) -> tuple[str, ...]:
+    return tuple(w for w in words(text) if w not in STOP_WORDS and w not in NEGATORS and (len(w) > 1 or w.isdigit()))
 
 
 def content_stems(text: str) -> list[str]:
@@ -131,14 +127,8 @@ def compound_stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in found if w in _COMPOUNDS)
 
 
+@cached_when_short(_MAX_CACHED_TEXT, 16384)
 def stem_set(text: str) -> frozenset[str]:
-    if len(text) <= _MAX_CACHED_TEXT:
-        return _stem_set_cached(text)
-    return frozenset(content_stems(text))
-
-
-@lru_cache(maxsize=16384)
-def _stem_set_cached(text: str) -> frozenset[str]:
     return frozenset(content_stems(text))
 
 
