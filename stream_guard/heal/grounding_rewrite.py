@@ -71,14 +71,9 @@ def choose_prefix(text: str) -> str:
     return PREFIX_GENERAL
 
 
-def usable(text: str, answer: str = "") -> bool:
-    """Whether a context sentence may appear in a rewrite of `answer`: clean prose that reads like the answer,
-    no secret, nothing addressed to a model."""
-    return _clean(text) and not reading_problems(text, answer)
-
-
 def _clean(text: str) -> bool:
-    """The part of `usable` that reads the sentence alone: not too long, clean prose, nothing unsafe."""
+    """Whether a context sentence, read alone, may appear in a rewrite: not too long, clean prose, no secret,
+    nothing addressed to a model (whether it reads like the answer is judged per answer: _usable_in_order)."""
     return len(text.split()) <= MAX_WORDS and not readability_problems(text) and not unsafe_reasons(text)
 
 
