@@ -18,17 +18,15 @@ from __future__ import annotations
 
 import re
 import time
-from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import chain
 from typing import Protocol, Sequence
 
 from stream_guard.checks.alignment import MAX_ANSWER_VALUES, MAX_CONTEXT_VALUES, capped_per_sentence
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.text.claims import Claim, claim_words, extract_claims
 from stream_guard.config.detector import DetectorConfig
-from stream_guard.text.analysis import ContextAnalysis
+from stream_guard.text.analysis import ContextAnalysis, shared_counts
 from stream_guard.text.inspection import Inspection
 from stream_guard.text.quantities import Quantity, bears_out, comparable, extract_quantities, may_contain_quantity, same_value
 from stream_guard.text.quantities.bounds import BOUNDS
@@ -257,7 +255,7 @@ def _best_sentence(stems: frozenset[str], inspection: Inspection) -> tuple[float
     if not stems:
         return 1.0, -1
     index = inspection.sentence_index
-    shared = Counter(chain.from_iterable(index[s] for s in stems if s in index))  # one count, in C
+    shared = shared_counts(index, stems)
     if not shared:
         return 0.0, -1
     best_index, count = min(shared.items(), key=lambda item: (-item[1], item[0]))
