@@ -74,9 +74,12 @@ def many_tenants(tenants: int) -> dict[str, Any]:
     applied = re.search(rf"{tenants + 1} tenants' records applied in {NUMBER} s", output)
     pattern, fields = FIGURES["tenants_10000"]
     found = re.search(pattern.replace("10000", str(tenants), 1), output)
+    slowest = re.search(r"slowest /healthz polls \(started at, ms\): (.*)", output)
     return {"tests_exit_code": code, "tenants": tenants, "worker_env": worker_env,
             "applied_s": float(applied.group(1)) if applied else None,
             "figures": {f: float(v) for f, v in zip(fields, found.groups())} if found else None,
+            "slowest_polls": ([[float(v) for v in pair.split()] for pair in slowest.group(1).split(", ")]
+                              if slowest else None),  # [started at (epoch s), ms], to match the worker's log
             "output_tail": output[-2000:] if not found else None}
 
 
