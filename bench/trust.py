@@ -24,6 +24,10 @@ Figures, per task type (QA, Summary, Data2txt) and overall, on ragtruth_dev + ra
   source mentions otherwise); and "silent": routed away from accept, or changed, with `flagged: false`;
 - ROC AUC of `hallucination_score`, overall, per task and within each generating model (`meta.model`; per model
   and macro-averaged), since a product runs one model;
+- placement upper bound (cross-validation only): the most caught with kept >= 0.90 when the held-out answers'
+  fold thresholds are shifted (in logit) by one shift for every task, or by one per task with every task keeping
+  >= 0.85; chosen on the held-out scores themselves, so optimistic: what placing the operating point per task type
+  could reach at best;
 - CPU: user + system seconds of the `check` child per event, and the same minus start-up (a one-event run, times
   the number of judge processes the run used).
 
@@ -53,6 +57,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
+import math
 import re
 import statistics
 import sys
@@ -297,6 +303,7 @@ def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[in
     for seed in seeds:
         fold = score_model.group_folds(groups, folds, seed)
         verdicts: list[dict[str, Any]] = [{}] * len(everything)
+        thresholds = [0.0] * len(everything)
         gap, agree = 0.0, 0
         for k in range(folds):
             held = [i for i, f in enumerate(fold) if f == k]
@@ -305,9 +312,12 @@ def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[in
                                            f"seed{seed}_fold{k}")
             gap, agree = max(gap, consistency["score_gap"]), agree + int(consistency["shortcut_agrees"])
             for i, v in zip(held, judged):
-                verdicts[i] = v
+                verdicts[i], thresholds[i] = v, rule.threshold
         mine = verdicts[:len(rows)]
         run = {"seed": seed, "outcomes": figures(rows, mine),
+               "placement": placement(rows, [float(v["hallucination_score"]) for v in mine],
+                                      [thresholds[i] for i in range(len(rows))],
+                                      [e.keepable for e in examples[:len(rows)]]),
                "auc": aucs(rows, [float(v["hallucination_score"]) for v in mine]),
                "score_gap": round(gap, 5), "shortcut_agreement": round(agree / len(everything), 4)}
         if short:
@@ -319,6 +329,62 @@ def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[in
     if short:
         out["short_summary"] = summarize([r["short"] for r in runs])
     return out
+
+
+# Shifts of the flag threshold, in logit, that `placement` tries per task type.
+_SHIFTS = [round(0.1 * k, 1) for k in range(-15, 16)]
+_FLOOR = 0.85
+
+
+def placement(rows: Sequence[dict[str, Any]], scores: Sequence[float], thresholds: Sequence[float],
+              keepable: Sequence[bool]) -> dict[str, Any]:
+    """What placing the operating point per task type could reach on these out-of-fold scores (an upper bound:
+    the shifts are chosen on the rows they are judged on). Each held-out answer is flagged when the logit of its
+    score is at least its fold threshold's plus a shift: one shift for every task ("uniform"), or one per task with
+    every task keeping at least _FLOOR ("per_task"); kept = unflagged and delivered unchanged by the never-flagging
+    run (the shortcut, which agrees with the real routing). Reports the most caught with overall kept >= KEEP."""
+    def logit(p: float) -> float:
+        p = min(max(p, 1e-9), 1 - 1e-9)
+        return math.log(p / (1 - p))
+
+    curves: dict[str, list[tuple[int, int, int, int]]] = {}
+    for task in TASKS:
+        idx = [i for i, r in enumerate(rows) if task_of(r) == task]
+        if not idx:
+            continue
+        curve = []
+        for d in _SHIFTS:
+            ok = [logit(scores[i]) < logit(thresholds[i]) + d and keepable[i] for i in idx]
+            curve.append((sum(o for o, i in zip(ok, idx) if not rows[i]["label"]),
+                          sum(not o for o, i in zip(ok, idx) if rows[i]["label"]),
+                          sum(1 for i in idx if not rows[i]["label"]), sum(1 for i in idx if rows[i]["label"])))
+        curves[task] = curve
+    tasks = list(curves)
+    faithful = sum(curves[t][0][2] for t in tasks)
+    hallucinated = sum(curves[t][0][3] for t in tasks)
+
+    def figures_of(choice: Sequence[int]) -> dict[str, Any]:
+        points = [curves[t][j] for t, j in zip(tasks, choice)]
+        return {"shifts": {t: _SHIFTS[j] for t, j in zip(tasks, choice)},
+                "kept": round(sum(p[0] for p in points) / faithful, 4),
+                "caught": round(sum(p[1] for p in points) / hallucinated, 4),
+                "by_task": {t: {"kept": round(p[0] / p[2], 4), "caught": round(p[1] / p[3], 4)}
+                            for t, p in zip(tasks, points)}}
+
+    def best(choices: Any, floor: float) -> dict[str, Any] | None:
+        found = None
+        for choice in choices:
+            points = [curves[t][j] for t, j in zip(tasks, choice)]
+            if sum(p[0] for p in points) < KEEP * faithful or any(p[0] < floor * p[2] for p in points):
+                continue
+            caught = sum(p[1] for p in points)
+            if found is None or caught > found[0]:
+                found = (caught, choice)
+        return figures_of(found[1]) if found else None
+
+    every = range(len(_SHIFTS))
+    return {"uniform": best(([j] * len(tasks) for j in every), 0.0),
+            "per_task": best(itertools.product(every, repeat=len(tasks)), _FLOOR)}
 
 
 def summarize(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -442,6 +508,14 @@ def report(run: dict[str, Any]) -> None:
         print("   consistency per seed: max score gap "
               + ", ".join(str(r["score_gap"]) for r in t["cv"]["runs"]) + "; shortcut agreement "
               + ", ".join(str(r["shortcut_agreement"]) for r in t["cv"]["runs"]))
+    if "cv" in t:
+        for name in ("uniform", "per_task"):
+            got = [r["placement"][name] for r in t["cv"]["runs"] if r["placement"][name]]
+            if got:
+                print(f"   placement upper bound, {name:<8} (kept >= {KEEP}{', every task >= ' + str(_FLOOR) if name == 'per_task' else ''}):"
+                      f" kept {statistics.mean(g['kept'] for g in got):.3f}, caught {statistics.mean(g['caught'] for g in got):.3f}"
+                      f" (seeds: " + "; ".join(f"{g['kept']:.3f}/{g['caught']:.3f} at " + " ".join(
+                          f"{k[:3]}{v:+.1f}" for k, v in g["shifts"].items()) for g in got) + ")")
     if "short_summary" in t.get("cv", {}):
         o, a = t["cv"]["short_summary"]["outcomes"]["all"], t["cv"]["short_summary"]["auc"]
         print(f"   short answers ({', '.join(SHORT)}), grouped CV: kept {_f(o['faithful_kept']).strip()}, caught "
