@@ -1,7 +1,7 @@
 """Trust figures (issue 15, "Measure"): what users get from `stream-guard check` as shipped, on development rows,
 in sample and grouped cross-validated.
 
-    .venv/bin/python bench/trust.py [--label NAME] [--seeds 7 11 13] [--folds 5]
+    .venv/bin/python bench/trust.py [--label NAME] [--seeds 7 11 13] [--folds 5] [--penalties 1 3 10 30]
     .venv/bin/python bench/trust.py --locked --label locked   # the lead, once, at the end of a round
 
 Everything is judged by the installed `stream-guard check` command in a subprocess (spaCy NER, default settings
@@ -28,6 +28,8 @@ Figures, per task type (QA, Summary, Data2txt) and overall, on ragtruth_dev + ra
   fold thresholds are shifted (in logit) by one shift for every task, or by one per task with every task keeping
   >= 0.85; chosen on the held-out scores themselves, so optimistic: what placing the operating point per task type
   could reach at best;
+- with --penalties: the score model's L2 penalty swept (each refitted per fold as calibrate does, and one chosen
+  inside each training fold by an inner grouped CV), by the shortcut over the never-flagging run, no further judging;
 - CPU: user + system seconds of the `check` child per event, and the same minus start-up (a one-event run, times
   the number of judge processes the run used).
 
@@ -248,9 +250,11 @@ def examples_of(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any
             for r, v in zip(rows, verdicts)]
 
 
-def fitting() -> Fitting:
-    """calibrate's refit (choose_model with refit): the shipped model's signal probabilities, default l2."""
-    return Fitting(KEEP, False, {**score_model.DEFAULT_SIGNALS, **score_model.DEFAULT_MODEL.signals})
+def fitting(l2: float | None = None) -> Fitting:
+    """calibrate's refit (choose_model with refit): the shipped model's signal probabilities, default l2 unless
+    given."""
+    signals = {**score_model.DEFAULT_SIGNALS, **score_model.DEFAULT_MODEL.signals}
+    return Fitting(KEEP, False, signals) if l2 is None else Fitting(KEEP, False, signals, l2=l2)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -291,8 +295,55 @@ def held_out(rule: Rule, rows: Sequence[dict[str, Any]], examples: Sequence[Exam
     return verdicts, {"score_gap": gap, "shortcut_agrees": agree}
 
 
+def shortcut_cv(examples: Sequence[Example], seed: int, folds: int,
+                choose: Any) -> tuple[list[float], list[bool]]:
+    """Out-of-fold scores and "kept" (unflagged and delivered unchanged by the never-flagging run) for a rule chosen
+    per training fold by `choose(train) -> (model, threshold)`, with no further judging: the shortcut that
+    cross_validate's consistency figure checks against the real routing."""
+    fold = score_model.group_folds([e.group for e in examples], folds, seed)
+    scores, kept = [0.0] * len(examples), [False] * len(examples)
+    for k in range(folds):
+        model, threshold = choose([e for e, f in zip(examples, fold) if f != k])
+        held = [i for i, f in enumerate(fold) if f == k]
+        for i, s in zip(held, scores_of([examples[i] for i in held], model, False)):
+            scores[i], kept[i] = s, s < threshold and examples[i].keepable
+    return scores, kept
+
+
+def penalty_sweep(examples: Sequence[Example], targets: int, seeds: Sequence[int], folds: int,
+                  penalties: Sequence[float]) -> dict[str, Any]:
+    """For each L2 penalty of the refit, and for the penalty chosen inside each training fold by an inner grouped
+    CV (the one whose out-of-fold scores catch most at 90% kept, "nested"): kept, caught and caught at 90% kept on
+    the target rows and kept and caught on the short-answer rows, mean over seeds, by the shortcut."""
+    def figures_for(choose: Any) -> dict[str, float]:
+        per_seed = []
+        for seed in seeds:
+            scores, kept = shortcut_cv(examples, seed, folds, choose)
+            labels = [e.label for e in examples]
+            def share(idx: Sequence[int], label: int) -> float:
+                picked = [i for i in idx if labels[i] == label]
+                hits = sum(kept[i] == (label == 0) for i in picked)
+                return hits / len(picked) if picked else float("nan")
+            mine, theirs = range(targets), range(targets, len(examples))
+            per_seed.append({"kept": share(mine, 0), "caught": share(mine, 1),
+                             "caught_at_90_kept": caught_at_keep(labels[:targets], scores[:targets]) or 0.0,
+                             "short_kept": share(theirs, 0), "short_caught": share(theirs, 1)})
+        return {k: round(statistics.mean(p[k] for p in per_seed), 4) for k in per_seed[0]}
+
+    def inner_best(train: Sequence[Example]) -> tuple[Any, float]:
+        long = [i for i, e in enumerate(train) if e.observation.kind != "short"]
+        def ranking(l2: float) -> float:
+            scores, _ = shortcut_cv(train, 101, folds, fitting(l2).rule)
+            return caught_at_keep([train[i].label for i in long], [scores[i] for i in long]) or 0.0
+        return fitting(max(penalties, key=ranking)).rule(train)
+
+    out = {str(l2): figures_for(fitting(l2).rule) for l2 in penalties}
+    out["nested"] = figures_for(inner_best)
+    return out
+
+
 def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[int], folds: int,
-                   short: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+                   short: Sequence[dict[str, Any]] = (), penalties: Sequence[float] = ()) -> dict[str, Any]:
     """Grouped CV over the target rows and, when given, the short-answer rows the shipped model is also fitted on
     (their figures reported apart, under "short")."""
     everything = list(rows) + list(short)
@@ -326,6 +377,8 @@ def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[in
                             "auc": aucs(short, [float(v["hallucination_score"]) for v in theirs])}
         runs.append(run)
     out = {"seeds": list(seeds), "folds": folds, "runs": runs, "summary": summarize(runs)}
+    if penalties:
+        out["penalties"] = penalty_sweep(examples, len(rows), seeds, folds, penalties)
     if short:
         out["short_summary"] = summarize([r["short"] for r in runs])
     return out
@@ -434,6 +487,9 @@ def main() -> None:
     parser.add_argument("--locked", action="store_true", help="judge the locked slice (the lead, once, at the end)")
     parser.add_argument("--without-short", action="store_true",
                         help="leave the short-answer rows (halueval) out of the fitting")
+    parser.add_argument("--penalties", type=float, nargs="*", default=[],
+                        help="also sweep these L2 penalties of the refit (and one chosen per fold by an inner CV), "
+                             "by the shortcut over the never-flagging run")
     add_data_option(parser)
     args = parser.parse_args()
     started = time.perf_counter()
@@ -462,7 +518,7 @@ def main() -> None:
                 "auc": aucs(targets, [float(v["hallucination_score"]) for v in verdicts]), "threshold": rule.threshold}
         else:
             short = [r for name in short_names for r in development_rows(name, False)]
-            run["targets"]["cv"] = cross_validate(targets, workdir, args.seeds, args.folds, short)
+            run["targets"]["cv"] = cross_validate(targets, workdir, args.seeds, args.folds, short, args.penalties)
     run["seconds"] = round(time.perf_counter() - started, 1)
     path = store_run("trust", args.label, run)
     report(run)
@@ -516,6 +572,9 @@ def report(run: dict[str, Any]) -> None:
                       f" kept {statistics.mean(g['kept'] for g in got):.3f}, caught {statistics.mean(g['caught'] for g in got):.3f}"
                       f" (seeds: " + "; ".join(f"{g['kept']:.3f}/{g['caught']:.3f} at " + " ".join(
                           f"{k[:3]}{v:+.1f}" for k, v in g["shifts"].items()) for g in got) + ")")
+    for name, f in t.get("cv", {}).get("penalties", {}).items():
+        print(f"   L2 penalty {name:<7} kept {f['kept']:.3f}, caught {f['caught']:.3f}, caught@90 "
+              f"{f['caught_at_90_kept']:.3f}; short answers kept {f['short_kept']:.3f}, caught {f['short_caught']:.3f}")
     if "short_summary" in t.get("cv", {}):
         o, a = t["cv"]["short_summary"]["outcomes"]["all"], t["cv"]["short_summary"]["auc"]
         print(f"   short answers ({', '.join(SHORT)}), grouped CV: kept {_f(o['faithful_kept']).strip()}, caught "

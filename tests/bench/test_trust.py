@@ -1,7 +1,8 @@
-"""bench/trust.py's placement bound: what shifting the operating point per task type could reach."""
+"""bench/trust.py: the placement bound (what shifting the operating point per task type could reach) and the penalty sweep."""
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
@@ -42,3 +43,28 @@ def test_an_answer_the_guard_changes_is_never_kept_whatever_the_threshold():
     keepable = [not (r["label"] == 0 and r["task_type"] == "Summary") for r in rows]
     bound = trust.placement(rows, scores, [0.4] * len(rows), keepable)
     assert bound["uniform"] is None and bound["per_task"] is None  # no threshold keeps 0.90 then
+
+
+def examples(n: int = 160) -> list:
+    rng = random.Random(5)
+    out = []
+    for i in range(n):
+        label = int(rng.random() < 0.45)
+        shared = rng.gauss(0.45 if label else 0.3, 0.2)
+        values = {name: max(0.0, shared + rng.gauss(0, 0.3)) for name in ("ungrounded_fraction", "novel_fraction",
+                                                                             "weakest_claim", "mean_weakness")}
+        kind = "short" if i >= n - 40 else "question"
+        out.append(trust.Example(label, f"doc{i // 2}", "synthetic", "QA",
+                                 trust.score_model.Observation({**values, "has_question": 1.0}, frozenset(), kind, True),
+                                 True))
+    return out
+
+
+def test_the_penalty_sweep_reports_each_penalty_and_the_one_chosen_inside_each_fold():
+    rows = examples()
+    sweep = trust.penalty_sweep(rows, 120, [7], 5, [1.0, 10.0])
+    assert set(sweep) == {"1.0", "10.0", "nested"}
+    assert all(0.0 <= f[k] <= 1.0 for f in sweep.values() for k in f)
+    # With one penalty to choose from, the nested choice is that penalty.
+    alone = trust.penalty_sweep(rows, 120, [7], 5, [10.0])
+    assert alone["nested"] == alone["10.0"] == sweep["10.0"]
