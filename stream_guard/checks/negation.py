@@ -223,6 +223,7 @@ def _collect_positive(
     tokens: list[_Token], stems: list[str | None], lo: int, hi: int, positive: dict[str, Mention]
 ) -> None:
     clause = [(k, s) for k in range(lo, hi) if (s := stems[k]) is not None]
+    words = [s for _, s in clause]  # sliced below: a frozenset of a list slice is built in C
     for n, (k, s) in enumerate(clause):
         if s in positive:
             continue
@@ -230,8 +231,8 @@ def _collect_positive(
         # "has a dark mode": the patchable phrase starts at the possession verb, so it swaps cleanly
         # with "does not have a dark".
         start = _phrase_start(tokens, owner if owner is not None else k)
-        before = frozenset(x for _, x in clause[max(0, n - MAX_SUBJECT_STEMS) : n])
-        after = frozenset(x for _, x in clause[n + 1 : n + 4])
+        before = frozenset(words[max(0, n - MAX_SUBJECT_STEMS) : n])
+        after = frozenset(words[n + 1 : n + 4])
         positive[s] = Mention((start, tokens[k][2]), before, owner is not None, after)
 
 
