@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import Counter, OrderedDict, defaultdict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
@@ -203,13 +203,13 @@ class ContextAnalysis:
     @cached_property
     def sentence_index(self) -> dict[str, tuple[int, ...]]:
         """Inverted index: content stem -> indices of the first MAX_POSTINGS sentences containing it."""
-        # Every posting is listed and the lists cut after: a setdefault, a fresh list and a length test per
-        # posting cost more than the few postings past the cap.
-        postings: defaultdict[str, list[int]] = defaultdict(list)
+        postings: dict[str, list[int]] = {}
         for i, stems in enumerate(self.sentence_stems):
             for s in stems:
-                postings[s].append(i)
-        return {s: tuple(ids[:MAX_POSTINGS]) for s, ids in postings.items()}
+                ids = postings.setdefault(s, [])
+                if len(ids) < MAX_POSTINGS:
+                    ids.append(i)
+        return {s: tuple(ids) for s, ids in postings.items()}
 
     @cached_property
     def stems(self) -> frozenset[str]:
