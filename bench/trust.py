@@ -1,7 +1,7 @@
 """Trust figures (issue 15, "Measure"): what users get from `stream-guard check` as shipped, on development rows,
 in sample and grouped cross-validated.
 
-    .venv/bin/python bench/trust.py [--label NAME] [--seeds 7 11 13] [--folds 5]
+    .venv/bin/python bench/trust.py [--label NAME] [--seeds 7 11 13] [--folds 5] [--penalties 1 3 10 30]
     .venv/bin/python bench/trust.py --locked --label locked   # the lead, once, at the end of a round
 
 Everything is judged by the installed `stream-guard check` command in a subprocess (spaCy NER, default settings
@@ -24,6 +24,12 @@ Figures, per task type (QA, Summary, Data2txt) and overall, on ragtruth_dev + ra
   source mentions otherwise); and "silent": routed away from accept, or changed, with `flagged: false`;
 - ROC AUC of `hallucination_score`, overall, per task and within each generating model (`meta.model`; per model
   and macro-averaged), since a product runs one model;
+- placement upper bound (cross-validation only): the most caught with kept >= 0.90 when the held-out answers'
+  fold thresholds are shifted (in logit) by one shift for every task, or by one per task with every task keeping
+  >= 0.85; chosen on the held-out scores themselves, so optimistic: what placing the operating point per task type
+  could reach at best;
+- with --penalties: the score model's L2 penalty swept (each refitted per fold as calibrate does, and one chosen
+  inside each training fold by an inner grouped CV), by the shortcut over the never-flagging run, no further judging;
 - CPU: user + system seconds of the `check` child per event, and the same minus start-up (a one-event run, times
   the number of judge processes the run used).
 
@@ -53,6 +59,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
+import math
 import re
 import statistics
 import sys
@@ -242,9 +250,11 @@ def examples_of(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any
             for r, v in zip(rows, verdicts)]
 
 
-def fitting() -> Fitting:
-    """calibrate's refit (choose_model with refit): the shipped model's signal probabilities, default l2."""
-    return Fitting(KEEP, False, {**score_model.DEFAULT_SIGNALS, **score_model.DEFAULT_MODEL.signals})
+def fitting(l2: float | None = None) -> Fitting:
+    """calibrate's refit (choose_model with refit): the shipped model's signal probabilities, default l2 unless
+    given."""
+    signals = {**score_model.DEFAULT_SIGNALS, **score_model.DEFAULT_MODEL.signals}
+    return Fitting(KEEP, False, signals) if l2 is None else Fitting(KEEP, False, signals, l2=l2)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -285,8 +295,55 @@ def held_out(rule: Rule, rows: Sequence[dict[str, Any]], examples: Sequence[Exam
     return verdicts, {"score_gap": gap, "shortcut_agrees": agree}
 
 
+def shortcut_cv(examples: Sequence[Example], seed: int, folds: int,
+                choose: Any) -> tuple[list[float], list[bool]]:
+    """Out-of-fold scores and "kept" (unflagged and delivered unchanged by the never-flagging run) for a rule chosen
+    per training fold by `choose(train) -> (model, threshold)`, with no further judging: the shortcut that
+    cross_validate's consistency figure checks against the real routing."""
+    fold = score_model.group_folds([e.group for e in examples], folds, seed)
+    scores, kept = [0.0] * len(examples), [False] * len(examples)
+    for k in range(folds):
+        model, threshold = choose([e for e, f in zip(examples, fold) if f != k])
+        held = [i for i, f in enumerate(fold) if f == k]
+        for i, s in zip(held, scores_of([examples[i] for i in held], model, False)):
+            scores[i], kept[i] = s, s < threshold and examples[i].keepable
+    return scores, kept
+
+
+def penalty_sweep(examples: Sequence[Example], targets: int, seeds: Sequence[int], folds: int,
+                  penalties: Sequence[float]) -> dict[str, Any]:
+    """For each L2 penalty of the refit, and for the penalty chosen inside each training fold by an inner grouped
+    CV (the one whose out-of-fold scores catch most at 90% kept, "nested"): kept, caught and caught at 90% kept on
+    the target rows and kept and caught on the short-answer rows, mean over seeds, by the shortcut."""
+    def figures_for(choose: Any) -> dict[str, float]:
+        per_seed = []
+        for seed in seeds:
+            scores, kept = shortcut_cv(examples, seed, folds, choose)
+            labels = [e.label for e in examples]
+            def share(idx: Sequence[int], label: int) -> float:
+                picked = [i for i in idx if labels[i] == label]
+                hits = sum(kept[i] == (label == 0) for i in picked)
+                return hits / len(picked) if picked else float("nan")
+            mine, theirs = range(targets), range(targets, len(examples))
+            per_seed.append({"kept": share(mine, 0), "caught": share(mine, 1),
+                             "caught_at_90_kept": caught_at_keep(labels[:targets], scores[:targets]) or 0.0,
+                             "short_kept": share(theirs, 0), "short_caught": share(theirs, 1)})
+        return {k: round(statistics.mean(p[k] for p in per_seed), 4) for k in per_seed[0]}
+
+    def inner_best(train: Sequence[Example]) -> tuple[Any, float]:
+        long = [i for i, e in enumerate(train) if e.observation.kind != "short"]
+        def ranking(l2: float) -> float:
+            scores, _ = shortcut_cv(train, 101, folds, fitting(l2).rule)
+            return caught_at_keep([train[i].label for i in long], [scores[i] for i in long]) or 0.0
+        return fitting(max(penalties, key=ranking)).rule(train)
+
+    out = {str(l2): figures_for(fitting(l2).rule) for l2 in penalties}
+    out["nested"] = figures_for(inner_best)
+    return out
+
+
 def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[int], folds: int,
-                   short: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+                   short: Sequence[dict[str, Any]] = (), penalties: Sequence[float] = ()) -> dict[str, Any]:
     """Grouped CV over the target rows and, when given, the short-answer rows the shipped model is also fitted on
     (their figures reported apart, under "short")."""
     everything = list(rows) + list(short)
@@ -297,6 +354,7 @@ def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[in
     for seed in seeds:
         fold = score_model.group_folds(groups, folds, seed)
         verdicts: list[dict[str, Any]] = [{}] * len(everything)
+        thresholds = [0.0] * len(everything)
         gap, agree = 0.0, 0
         for k in range(folds):
             held = [i for i, f in enumerate(fold) if f == k]
@@ -305,9 +363,12 @@ def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[in
                                            f"seed{seed}_fold{k}")
             gap, agree = max(gap, consistency["score_gap"]), agree + int(consistency["shortcut_agrees"])
             for i, v in zip(held, judged):
-                verdicts[i] = v
+                verdicts[i], thresholds[i] = v, rule.threshold
         mine = verdicts[:len(rows)]
         run = {"seed": seed, "outcomes": figures(rows, mine),
+               "placement": placement(rows, [float(v["hallucination_score"]) for v in mine],
+                                      [thresholds[i] for i in range(len(rows))],
+                                      [e.keepable for e in examples[:len(rows)]]),
                "auc": aucs(rows, [float(v["hallucination_score"]) for v in mine]),
                "score_gap": round(gap, 5), "shortcut_agreement": round(agree / len(everything), 4)}
         if short:
@@ -316,9 +377,67 @@ def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[in
                             "auc": aucs(short, [float(v["hallucination_score"]) for v in theirs])}
         runs.append(run)
     out = {"seeds": list(seeds), "folds": folds, "runs": runs, "summary": summarize(runs)}
+    if penalties:
+        out["penalties"] = penalty_sweep(examples, len(rows), seeds, folds, penalties)
     if short:
         out["short_summary"] = summarize([r["short"] for r in runs])
     return out
+
+
+# Shifts of the flag threshold, in logit, that `placement` tries per task type.
+_SHIFTS = [round(0.1 * k, 1) for k in range(-15, 16)]
+_FLOOR = 0.85
+
+
+def placement(rows: Sequence[dict[str, Any]], scores: Sequence[float], thresholds: Sequence[float],
+              keepable: Sequence[bool]) -> dict[str, Any]:
+    """What placing the operating point per task type could reach on these out-of-fold scores (an upper bound:
+    the shifts are chosen on the rows they are judged on). Each held-out answer is flagged when the logit of its
+    score is at least its fold threshold's plus a shift: one shift for every task ("uniform"), or one per task with
+    every task keeping at least _FLOOR ("per_task"); kept = unflagged and delivered unchanged by the never-flagging
+    run (the shortcut, which agrees with the real routing). Reports the most caught with overall kept >= KEEP."""
+    def logit(p: float) -> float:
+        p = min(max(p, 1e-9), 1 - 1e-9)
+        return math.log(p / (1 - p))
+
+    curves: dict[str, list[tuple[int, int, int, int]]] = {}
+    for task in TASKS:
+        idx = [i for i, r in enumerate(rows) if task_of(r) == task]
+        if not idx:
+            continue
+        curve = []
+        for d in _SHIFTS:
+            ok = [logit(scores[i]) < logit(thresholds[i]) + d and keepable[i] for i in idx]
+            curve.append((sum(o for o, i in zip(ok, idx) if not rows[i]["label"]),
+                          sum(not o for o, i in zip(ok, idx) if rows[i]["label"]),
+                          sum(1 for i in idx if not rows[i]["label"]), sum(1 for i in idx if rows[i]["label"])))
+        curves[task] = curve
+    tasks = list(curves)
+    faithful = sum(curves[t][0][2] for t in tasks)
+    hallucinated = sum(curves[t][0][3] for t in tasks)
+
+    def figures_of(choice: Sequence[int]) -> dict[str, Any]:
+        points = [curves[t][j] for t, j in zip(tasks, choice)]
+        return {"shifts": {t: _SHIFTS[j] for t, j in zip(tasks, choice)},
+                "kept": round(sum(p[0] for p in points) / faithful, 4),
+                "caught": round(sum(p[1] for p in points) / hallucinated, 4),
+                "by_task": {t: {"kept": round(p[0] / p[2], 4), "caught": round(p[1] / p[3], 4)}
+                            for t, p in zip(tasks, points)}}
+
+    def best(choices: Any, floor: float) -> dict[str, Any] | None:
+        found = None
+        for choice in choices:
+            points = [curves[t][j] for t, j in zip(tasks, choice)]
+            if sum(p[0] for p in points) < KEEP * faithful or any(p[0] < floor * p[2] for p in points):
+                continue
+            caught = sum(p[1] for p in points)
+            if found is None or caught > found[0]:
+                found = (caught, choice)
+        return figures_of(found[1]) if found else None
+
+    every = range(len(_SHIFTS))
+    return {"uniform": best(([j] * len(tasks) for j in every), 0.0),
+            "per_task": best(itertools.product(every, repeat=len(tasks)), _FLOOR)}
 
 
 def summarize(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -368,6 +487,9 @@ def main() -> None:
     parser.add_argument("--locked", action="store_true", help="judge the locked slice (the lead, once, at the end)")
     parser.add_argument("--without-short", action="store_true",
                         help="leave the short-answer rows (halueval) out of the fitting")
+    parser.add_argument("--penalties", type=float, nargs="*", default=[],
+                        help="also sweep these L2 penalties of the refit (and one chosen per fold by an inner CV), "
+                             "by the shortcut over the never-flagging run")
     add_data_option(parser)
     args = parser.parse_args()
     started = time.perf_counter()
@@ -396,7 +518,7 @@ def main() -> None:
                 "auc": aucs(targets, [float(v["hallucination_score"]) for v in verdicts]), "threshold": rule.threshold}
         else:
             short = [r for name in short_names for r in development_rows(name, False)]
-            run["targets"]["cv"] = cross_validate(targets, workdir, args.seeds, args.folds, short)
+            run["targets"]["cv"] = cross_validate(targets, workdir, args.seeds, args.folds, short, args.penalties)
     run["seconds"] = round(time.perf_counter() - started, 1)
     path = store_run("trust", args.label, run)
     report(run)
@@ -442,6 +564,17 @@ def report(run: dict[str, Any]) -> None:
         print("   consistency per seed: max score gap "
               + ", ".join(str(r["score_gap"]) for r in t["cv"]["runs"]) + "; shortcut agreement "
               + ", ".join(str(r["shortcut_agreement"]) for r in t["cv"]["runs"]))
+    if "cv" in t:
+        for name in ("uniform", "per_task"):
+            got = [r["placement"][name] for r in t["cv"]["runs"] if r["placement"][name]]
+            if got:
+                print(f"   placement upper bound, {name:<8} (kept >= {KEEP}{', every task >= ' + str(_FLOOR) if name == 'per_task' else ''}):"
+                      f" kept {statistics.mean(g['kept'] for g in got):.3f}, caught {statistics.mean(g['caught'] for g in got):.3f}"
+                      f" (seeds: " + "; ".join(f"{g['kept']:.3f}/{g['caught']:.3f} at " + " ".join(
+                          f"{k[:3]}{v:+.1f}" for k, v in g["shifts"].items()) for g in got) + ")")
+    for name, f in t.get("cv", {}).get("penalties", {}).items():
+        print(f"   L2 penalty {name:<7} kept {f['kept']:.3f}, caught {f['caught']:.3f}, caught@90 "
+              f"{f['caught_at_90_kept']:.3f}; short answers kept {f['short_kept']:.3f}, caught {f['short_caught']:.3f}")
     if "short_summary" in t.get("cv", {}):
         o, a = t["cv"]["short_summary"]["outcomes"]["all"], t["cv"]["short_summary"]["auc"]
         print(f"   short answers ({', '.join(SHORT)}), grouped CV: kept {_f(o['faithful_kept']).strip()}, caught "

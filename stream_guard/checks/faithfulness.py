@@ -342,7 +342,10 @@ def _evidence(g: ClaimGrounding) -> str:
     if g.unstated:
         reasons.append(f"the record says nothing about {', '.join(g.unstated)}")
     if g.missing_numbers:
-        reasons.append(f"the figure(s) {', '.join(g.missing_numbers)} occur nowhere in the retrieved context")
+        # "States", not "occurs": "14 weeks" is unsupported where the source says "14 days", although the number
+        # 14 occurs in it.
+        figures = ", ".join(repr(f) for f in g.missing_numbers)
+        reasons.append(f"no source states the figure{'s' if len(g.missing_numbers) > 1 else ''} {figures}")
     shared = round(g.overlap * len(g.stems))
     missing = ", ".join(repr(w) for w in g.missing_words[:_MAX_MISSING_LISTED])
     more = "" if len(g.missing_words) <= _MAX_MISSING_LISTED else f" (+{len(g.missing_words) - _MAX_MISSING_LISTED} more)"

@@ -29,6 +29,7 @@ from stream_guard.ops.calibration import (FOLDS, KEEP_TARGETS, MIN_PER_CLASS, MI
                                           model_file_for, observe, scores_of, verified_threshold)
 from stream_guard.ops.evaluation import LabelledDecision, decision_metrics
 from stream_guard.scoring.hallucination import model_for
+from stream_guard.scoring.score_model import DEFAULT_L2
 from stream_guard.config.score_model import ScoreModel, save_model
 
 
@@ -102,7 +103,7 @@ def parser() -> argparse.ArgumentParser:
                    help="which rows of the --labels files these are, recorded in the model's fitted_on beside each "
                         "file's count (e.g. \"development rows, locked slice excluded\")")
     p.add_argument("--fixed-model", action="store_true", help="choose the threshold only; keep the score model")
-    p.add_argument("--l2", type=float, default=1.0, help="L2 penalty of a refit (default 1.0)")
+    p.add_argument("--l2", type=float, default=DEFAULT_L2, help=f"L2 penalty of a refit (default {DEFAULT_L2})")
     p.add_argument("--folds", type=int, default=FOLDS, help=f"cross-validation folds (default {FOLDS})")
     p.add_argument("--jobs", "-j", type=parse_jobs, default=None, help="judge processes (default one per core)")
     return p

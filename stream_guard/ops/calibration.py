@@ -226,7 +226,7 @@ class Fitting:
     drift_counts: bool
     signals: Mapping[str, float]
     model: ScoreModel | None = None
-    l2: float = 1.0
+    l2: float = score_model.DEFAULT_L2
 
     def rule(self, examples: Sequence[Example], fitted_on: str = "") -> tuple[ScoreModel, float]:
         """(model, threshold) from `examples`."""
@@ -269,7 +269,7 @@ class ModelChoice:
 
 
 def choose_model(examples: Sequence[Example], current: ScoreModel, keep: float, *, refit: str, folds: int,
-                 l2: float = 1.0, drift_counts: bool = False, sources: Sequence[str] = ()) -> ModelChoice:
+                 l2: float = score_model.DEFAULT_L2, drift_counts: bool = False, sources: Sequence[str] = ()) -> ModelChoice:
     """Keep `current` or refit it. `refit`: "never", "always", or "compare" (refit where both classes have
     MIN_PER_CLASS_TO_REFIT labels, kept only when its cross-validated ROC AUC beats the current model's)."""
     labels = [e.label for e in examples]

@@ -306,6 +306,13 @@ def _parse_spelled(toks: list[_Tok], i: int) -> _Parse | int | None:
         return read.last + 1  # "in nineteen ninety-nine": a year, which the dates check owns
     value, last = read.value, read.last
     parse = _Parse(first=i, last=last, value=value, decimals=0)
+    if _hyphen_compound_after(toks, last):
+        # "a two-year warranty" is "a 2-year warranty" written out: the same compound reader.
+        compound = _read_compound(toks, last, parse)
+        if compound is not None:
+            return compound
+        if parse.unit is not None:
+            return parse
     _read_legal_numeral(toks, parse)
     _read_tail(toks, parse)
     # "one" and bare spelled numbers are too often pronouns or idioms ("one of the", "the two of them");
@@ -316,6 +323,14 @@ def _parse_spelled(toks: list[_Tok], i: int) -> _Parse | int | None:
     if toks[i].low == "one" and parse.unit is None:
         return None
     return parse
+
+
+def _hyphen_compound_after(toks: list[_Tok], last: int) -> bool:
+    """Whether the number ending at token `last` is glued by a hyphen to a word ("two-year", "five-star")."""
+    if last + 2 >= len(toks):
+        return False
+    hyphen, word = toks[last + 1], toks[last + 2]
+    return hyphen.text in "-–" and _glued(toks[last], hyphen) and _glued(hyphen, word) and word.text[0].isalpha()
 
 
 def _read_legal_numeral(toks: list[_Tok], parse: _Parse) -> None:

@@ -79,6 +79,14 @@ def test_number_absent_from_context_ungrounds_a_claim() -> None:
     assert "30" in result.findings[0].evidence
 
 
+def test_a_figure_whose_number_the_source_has_in_another_unit_is_named_as_not_stated() -> None:
+    # The source has the number 14 ("within 14 days"); "14 weeks" is what it does not state, so the evidence must
+    # not say the figure occurs nowhere.
+    evidence = run("Returns are accepted within 14 weeks of delivery.").findings[0].evidence
+    assert "no source states the figure '14 weeks'" in evidence
+    assert "nowhere" not in evidence
+
+
 def test_spelled_out_context_number_grounds_digits() -> None:
     result = run("Refunds take 3 days.", context=["Refunds take three days to process."])
     assert result.score == 1.0

@@ -30,8 +30,11 @@ _SPEC.loader.exec_module(adversarial)
 
 pytestmark = pytest.mark.slow  # adversarial inputs: tens of seconds of CPU
 
-NAMED_BOUND_S = 5.0  # worst measured (regex NER): about 1 s, for 50 chunks of 20,000 characters
-FUZZ_BOUND_S = 3.0  # worst measured over the seeded corpus: about 0.5 s
+# Worst measured (README, "Worst case per event"): named 2.8 s on a quiet machine, 3.7 s under load (the first
+# judging of `distinct_quantities`, which also builds the analysis of 1,000,000 characters of context); fuzz
+# 2.2 s under load. The bounds catch super-linear growth, not load.
+NAMED_BOUND_S = 5.0
+FUZZ_BOUND_S = 3.0
 
 
 @pytest.fixture(scope="module")

@@ -55,6 +55,19 @@ def test_spelled_out_numbers_count() -> None:
     assert only("it takes twenty-five minutes").value == pytest.approx(25 / 1440)
 
 
+@pytest.mark.parametrize(
+    ("spelled", "digits"),
+    [("a two-year warranty", "a 2-year warranty"), ("a three-day trial", "a 3-day trial"),
+     ("a twenty-one-day cycle", "a 21-day cycle"), ("a one-year plan", "a 1-year plan")],
+)
+def test_a_spelled_number_glued_to_its_unit_reads_as_the_digits_do(spelled: str, digits: str) -> None:
+    q, d = only(spelled), only(digits)
+    assert (q.value, q.unit) == (d.value, d.unit)
+    assert values_agree(q, d)
+    assert values_agree(only("a two-year limited warranty"), only("around two years"))
+    assert not values_agree(only("a two-year warranty"), only("a three-year warranty"))
+
+
 def test_two_weeks_is_fourteen_days() -> None:
     assert only("within two weeks").value == 14.0
     assert values_agree(only("within two weeks"), only("within 14 days"))

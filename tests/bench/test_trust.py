@@ -1,0 +1,70 @@
+"""bench/trust.py: the placement bound (what shifting the operating point per task type could reach) and the penalty sweep."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import trust  # noqa: E402
+
+
+def rows_and_scores() -> tuple[list[dict], list[float]]:
+    """Summaries whose hallucinated answers score like their faithful ones (a point of kept buys little caught),
+    records whose hallucinated answers score well above them (a point of kept buys much)."""
+    rows, scores = [], []
+    for task, faithful, hallucinated in (("Summary", [0.05] * 8 + [0.30, 0.32], [0.31, 0.31]),
+                                         ("Data2txt", [0.05] * 8 + [0.20, 0.50], [0.25] * 4)):
+        for label, values in ((0, faithful), (1, hallucinated)):
+            for value in values:
+                rows.append({"task_type": task, "label": label})
+                scores.append(value)
+    return rows, scores
+
+
+def test_the_per_task_bound_keeps_every_floor_and_catches_at_least_what_one_threshold_does():
+    rows, scores = rows_and_scores()
+    bound = trust.placement(rows, scores, [0.4] * len(rows), [True] * len(rows))
+    uniform, per_task = bound["uniform"], bound["per_task"]
+    assert uniform is not None and per_task is not None
+    assert uniform["kept"] >= trust.KEEP and per_task["kept"] >= trust.KEEP
+    assert all(t["kept"] >= 0.85 for t in per_task["by_task"].values())
+    # One threshold keeping 0.90 catches the summaries' two and lets the records' four through; a threshold per
+    # task catches all six at the same overall kept.
+    assert uniform["caught"] == round(2 / 6, 4) and per_task["caught"] == 1.0
+    # The records' threshold moves down (more caught there), the summaries' stays where it keeps enough.
+    assert per_task["shifts"]["Data2txt"] <= per_task["shifts"]["Summary"]
+
+
+def test_an_answer_the_guard_changes_is_never_kept_whatever_the_threshold():
+    rows, scores = rows_and_scores()
+    keepable = [not (r["label"] == 0 and r["task_type"] == "Summary") for r in rows]
+    bound = trust.placement(rows, scores, [0.4] * len(rows), keepable)
+    assert bound["uniform"] is None and bound["per_task"] is None  # no threshold keeps 0.90 then
+
+
+def examples(n: int = 160) -> list:
+    rng = random.Random(5)
+    out = []
+    for i in range(n):
+        label = int(rng.random() < 0.45)
+        shared = rng.gauss(0.45 if label else 0.3, 0.2)
+        values = {name: max(0.0, shared + rng.gauss(0, 0.3)) for name in ("ungrounded_fraction", "novel_fraction",
+                                                                             "weakest_claim", "mean_weakness")}
+        kind = "short" if i >= n - 40 else "question"
+        out.append(trust.Example(label, f"doc{i // 2}", "synthetic", "QA",
+                                 trust.score_model.Observation({**values, "has_question": 1.0}, frozenset(), kind, True),
+                                 True))
+    return out
+
+
+def test_the_penalty_sweep_reports_each_penalty_and_the_one_chosen_inside_each_fold():
+    rows = examples()
+    sweep = trust.penalty_sweep(rows, 120, [7], 5, [1.0, 10.0])
+    assert set(sweep) == {"1.0", "10.0", "nested"}
+    assert all(0.0 <= f[k] <= 1.0 for f in sweep.values() for k in f)
+    # With one penalty to choose from, the nested choice is that penalty.
+    alone = trust.penalty_sweep(rows, 120, [7], 5, [10.0])
+    assert alone["nested"] == alone["10.0"] == sweep["10.0"]
