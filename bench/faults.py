@@ -12,6 +12,12 @@ average is stored beside them.
     .venv/bin/python bench/faults.py
     .venv/bin/python bench/faults.py --tenants 100000   # the many-tenants figure alone, at that scale (above
                                                         # 10,000 with SLOW_BROKER_ENV, see there)
+    .venv/bin/python bench/faults.py --tenants 100000 --trace /tmp/stalls.log   # and what held the worker's loop
+
+--trace FILE (with --tenants) runs the worker with a bench-only `sitecustomize` on its PYTHONPATH (nowhere in the
+package) that logs to FILE, with wall-clock times, every collection of the oldest generation or of 20 ms or more
+and every event-loop step of 50 ms or more with the coroutine chain it ran; the result then lists, for each of the
+slowest /healthz polls, the lines logged from 1 s before it started to 1 s after it ended.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -59,25 +66,88 @@ SLOW_BROKER_ENV = {"STREAM_GUARD_SESSION_TIMEOUT_S": "120", "STREAM_GUARD_HEARTB
                    "STREAM_GUARD_COMMIT_INTERVAL_S": "10"}
 
 
+# The stall tracer of --trace, loaded in the worker only (its command line names `worker`). A step's CPU time
+# beside its wall time tells a step that worked from one that waited for a core; gc_cpu is the part of it spent
+# collecting.
+STALL_TRACER = """
+import os, sys
+_path = os.environ.get("SG_STALL_TRACE")
+if _path and "worker" in sys.argv:
+    import asyncio.events, gc, time
+    _out = open(_path, "a", buffering=1)
+    _gc = {"wall": 0.0, "cpu": 0.0, "cpu_total": 0.0}
+
+    def _on_gc(phase, info):
+        if phase == "start":
+            _gc["wall"], _gc["cpu"] = time.perf_counter(), time.thread_time()
+            return
+        wall, cpu = time.perf_counter() - _gc["wall"], time.thread_time() - _gc["cpu"]
+        _gc["cpu_total"] += cpu
+        if wall > 0.02 or info["generation"] == 2:
+            _out.write(f"{time.time():.3f} GC gen={info['generation']} wall={wall * 1000:.1f}ms "
+                       f"cpu={cpu * 1000:.1f}ms collected={info['collected']}\\n")
+
+    gc.callbacks.append(_on_gc)
+    _run = asyncio.events.Handle._run
+
+    def _timed_run(self):
+        gc0, wall0, cpu0 = _gc["cpu_total"], time.perf_counter(), time.thread_time()
+        try:
+            return _run(self)
+        finally:
+            wall = time.perf_counter() - wall0
+            if wall > 0.05:
+                what = getattr(self._callback, "__self__", self._callback)
+                chain, coro = [], getattr(what, "get_coro", lambda: None)()
+                while coro is not None and len(chain) < 8:
+                    chain.append(getattr(coro, "__qualname__", type(coro).__name__))
+                    coro = getattr(coro, "cr_await", None) or getattr(coro, "ag_await", None)
+                _out.write(f"{time.time():.3f} SLOW wall={wall * 1000:.0f}ms "
+                           f"cpu={(time.thread_time() - cpu0) * 1000:.0f}ms "
+                           f"gc_cpu={(_gc['cpu_total'] - gc0) * 1000:.0f}ms {' > '.join(chain) or repr(what)[:200]}\\n")
+
+    asyncio.events.Handle._run = _timed_run
+"""
+
+
 def run_tests(tests: list[str], env: dict[str, str] | None = None) -> tuple[str, int]:
     done = subprocess.run([sys.executable, "-m", "pytest", *tests, "-q", "-s", "-p", "no:cacheprovider"], cwd=REPO,
                           capture_output=True, text=True, check=False, env={**os.environ, **(env or {})})
     return done.stdout, done.returncode
 
 
-def many_tenants(tenants: int) -> dict[str, Any]:
+def many_tenants(tenants: int, trace: Path | None = None) -> dict[str, Any]:
     """The scale test alone at `tenants` tenants: time to apply their records, then /healthz while every page of
-    the all-tenants view is served."""
+    the all-tenants view is served (with `trace`, the worker's loop traced into that file)."""
     worker_env = SLOW_BROKER_ENV if tenants > 10_000 else {}
-    output, code = run_tests(["-m", "long", SCALE_TEST], {
-        "SG_SCALE_TENANTS": str(tenants), "SG_SCALE_WORKER_ENV": " ".join(f"{k}={v}" for k, v in worker_env.items())})
+    env = {"SG_SCALE_TENANTS": str(tenants),
+           "SG_SCALE_WORKER_ENV": " ".join(f"{k}={v}" for k, v in worker_env.items())}
+    with tempfile.TemporaryDirectory() as hook:
+        if trace:
+            (Path(hook) / "sitecustomize.py").write_text(STALL_TRACER)
+            trace.write_text("")
+            env.update(SG_STALL_TRACE=str(trace.resolve()),
+                       PYTHONPATH=os.pathsep.join(filter(None, [hook, os.environ.get("PYTHONPATH")])))
+        output, code = run_tests(["-m", "long", SCALE_TEST], env)
     applied = re.search(rf"{tenants + 1} tenants' records applied in {NUMBER} s", output)
     pattern, fields = FIGURES["tenants_10000"]
     found = re.search(pattern.replace("10000", str(tenants), 1), output)
+    slowest = re.search(r"slowest /healthz polls \(started at, ms\): (.*)", output)
+    slowest_polls = [[float(v) for v in pair.split()] for pair in slowest.group(1).split(", ")] if slowest else None
     return {"tests_exit_code": code, "tenants": tenants, "worker_env": worker_env,
             "applied_s": float(applied.group(1)) if applied else None,
             "figures": {f: float(v) for f, v in zip(fields, found.groups())} if found else None,
-            "output_tail": output[-2000:] if not found else None}
+            "slowest_polls": slowest_polls,  # [started at (epoch s), ms], to match the worker's log
+            "output_tail": output[-2000:] if not found else None,
+            "trace_around_slowest": (around(trace, slowest_polls) if trace and trace.exists() and slowest_polls
+                                     else None)}
+
+
+def around(trace: Path, polls: list[list[float]]) -> dict[str, list[str]]:
+    """The trace's lines from 1 s before each poll started to 1 s after it ended, by poll."""
+    lines = [(float(line.split(" ", 1)[0]), line.rstrip()) for line in trace.read_text().splitlines() if line]
+    return {f"{start:.3f} {ms}": [line for at, line in lines if start - 1 <= at <= start + ms / 1000 + 1]
+            for start, ms in polls}
 
 
 def parse(output: str) -> dict[str, Any]:
@@ -115,10 +185,13 @@ def configuration() -> dict[str, int]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tenants", type=int, help="run only the many-tenants figure, at this many tenants")
+    parser.add_argument("--trace", type=Path, help="with --tenants: trace the worker's event loop into this file")
     args = parser.parse_args()
+    if args.trace and not args.tenants:
+        parser.error("--trace needs --tenants")
     load_before = os.getloadavg()
     if args.tenants:
-        scale = many_tenants(args.tenants)
+        scale = many_tenants(args.tenants, args.trace)
         scale.update(machine=machine(), load_average_before=load_before, load_average_after=os.getloadavg())
         print(write_result(f"faults_tenants_{args.tenants}", scale))
         print(scale)
