@@ -104,9 +104,10 @@ class ContradictionView:
 
     @cached_property
     def answer_overlaps(self) -> list[dict[int, int]]:
-        """For each answer sentence, context sentence id -> shared stem count."""
-        index = self.context
-        return [index.shared_counts(a.stems) for a in self.answer]
+        """For each answer sentence, context sentence id -> shared stem count (a function of the sentence's stems
+        and the context alone: counted once per event, a repair's kept sentences read the original's)."""
+        once = self.inspection.once
+        return [once(("overlaps", a.stems), lambda a=a: self.context.shared_counts(a.stems)) for a in self.answer]
 
     @cached_property
     def answer_quantities(self) -> list[list[Quantity]]:
@@ -120,6 +121,14 @@ class ContradictionView:
 
     def sentence(self, context_id: int) -> ContextSentence:
         return self.inspection.context_sentences[context_id]
+
+    def per_sentence(self, check: str, sentence: tuple[object, ...], compute: Callable[[], _T]) -> _T:
+        """What sub-check `check` finds in one answer sentence, `sentence` being everything of it the sub-check
+        reads (its text, and how many of its values are checked when a cap on the answer's can cut them): a
+        function of that and the context alone, so a repair's re-inspection (which shares the event's memo,
+        `Inspection.with_answer`) re-checks only the sentences the repair changed. Treat what it returns as
+        immutable: the re-inspections share it."""
+        return self.inspection.once(("contradiction", check, *sentence), compute)
 
 
 def neighbours(values: Sequence[_T], k: int) -> list[_T]:
@@ -307,8 +316,8 @@ def value_conflicts(
     that restates that sentence (not counting the `exclude` words) and states a value that disagrees with it,
     when none aligned as well agrees: a `kind` contradiction naming both values as written. `agrees(ours,
     theirs)` is None for a source value about something else."""
-    findings: list[Finding] = []
-    for sentence in view.answer:
+    def conflicts(sentence: AnswerSentence) -> list[Finding]:
+        found: list[Finding] = []
         for ours in read(sentence.text)[:MAX_VALUES_PER_SENTENCE]:
             candidates = restating(view, sentence, exclude(ours), minimum)
             hit = first_disagreeing(candidates, lambda i: read(view.sentence(i).text), lambda theirs: agrees(ours, theirs))
@@ -316,8 +325,13 @@ def value_conflicts(
                 continue
             i, (theirs, *_) = hit
             evidence = describe(ours, theirs) if describe else f"answer says '{ours.text}' but the source says '{theirs.text}'"
-            findings.append(contradiction_finding(
+            found.append(contradiction_finding(
                 view, i, kind=kind, statement=sentence.text, evidence=evidence,
                 answer_value=ours.text, source_value=theirs.text,
             ))
+        return found
+
+    findings: list[Finding] = []
+    for sentence in view.answer:
+        findings += view.per_sentence(kind, (sentence.text,), lambda sentence=sentence: conflicts(sentence))
     return findings

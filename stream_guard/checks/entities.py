@@ -297,8 +297,18 @@ class EntityCheck:
                 break
             if self._checkable(entity):
                 unique.setdefault(_key(entity), entity)
-        chunks = _prepare(inspection) if unique else []
-        fabricated = [e for e in unique.values() if not any(entity_in_chunk(e, c) for c in chunks)]
+        chunks: list[_Chunk] | None = None
+
+        def named(entity: Entity) -> bool:
+            nonlocal chunks
+            if chunks is None:
+                chunks = _prepare(inspection)
+            return any(entity_in_chunk(entity, c) for c in chunks)
+
+        # Whether the sources name an entity depends on its label and text alone: looked up once per event, so a
+        # repair's re-inspection (which shares the event's memo) matches only names the repair brought in.
+        fabricated = [e for e in unique.values()
+                      if not inspection.once(("entity named", e.label, e.text), lambda e=e: named(e))]
         found = [e.text for e in unique.values() if not any(e is f for f in fabricated)]
         return CheckResult(
             name=self.name,

@@ -258,7 +258,8 @@ def _best_sentence(stems: frozenset[str], inspection: Inspection) -> tuple[float
     shared = shared_counts(index, stems)
     if not shared:
         return 0.0, -1
-    best_index, count = min(shared.items(), key=lambda item: (-item[1], item[0]))
+    count = max(shared.values())
+    best_index = min(i for i, n in shared.items() if n == count)  # the earliest of the best
     return count / len(stems), best_index
 
 

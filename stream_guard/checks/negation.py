@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from stream_guard.checks.alignment import FILLER_STEMS, ContradictionView, contradiction_finding
+from stream_guard.checks.alignment import FILLER_STEMS, AnswerSentence, ContradictionView, contradiction_finding
 
 # Caps that keep a sentence-dense event in bounded time. On the labelled data an answer sentence has at most
 # 15 aligned candidates and no clause has 40 content words before a predicate: neither binds there.
@@ -223,6 +223,7 @@ def _collect_positive(
     tokens: list[_Token], stems: list[str | None], lo: int, hi: int, positive: dict[str, Mention]
 ) -> None:
     clause = [(k, s) for k in range(lo, hi) if (s := stems[k]) is not None]
+    words = [s for _, s in clause]  # sliced below: a frozenset of a list slice is built in C
     for n, (k, s) in enumerate(clause):
         if s in positive:
             continue
@@ -230,8 +231,8 @@ def _collect_positive(
         # "has a dark mode": the patchable phrase starts at the possession verb, so it swaps cleanly
         # with "does not have a dark".
         start = _phrase_start(tokens, owner if owner is not None else k)
-        before = frozenset(x for _, x in clause[max(0, n - MAX_SUBJECT_STEMS) : n])
-        after = frozenset(x for _, x in clause[n + 1 : n + 4])
+        before = frozenset(words[max(0, n - MAX_SUBJECT_STEMS) : n])
+        after = frozenset(words[n + 1 : n + 4])
         positive[s] = Mention((start, tokens[k][2]), before, owner is not None, after)
 
 
@@ -250,35 +251,41 @@ def _phrase_start(tokens: list[_Token], k: int) -> int:
 def analyze_negation(view: ContradictionView) -> list[Finding]:
     findings: list[Finding] = []
     for answer in view.answer:
-        overlaps = view.answer_overlaps[answer.index]
-        if not overlaps or not answer.stems:
-            continue
-        fields = view.inspection.field_sentence_ids
-        if fields:  # a record's yes-no fields are compared with claims by record_claims.field_conflicts
-            overlaps = {c: shared for c, shared in overlaps.items() if c not in fields}
-            if not overlaps:
-                continue
-        best = max(overlaps.values())
-        candidates = sorted(
-            (c for c, shared in overlaps.items() if shared >= best - 1 and _aligned(shared, len(answer.stems))),
-            key=lambda c: (-overlaps[c], c),
-        )[:MAX_CANDIDATES]
-        answer_negates = has_negator(answer.text)
-        denying = [c for c in candidates if _negates(view, c)]
-        if not denying and not answer_negates and _ANTONYMS.keys().isdisjoint(answer.stems):
-            continue  # no negation and no opposable word on either side of any aligned pair: nothing can flip
-        mine = polarity(answer.text)
-        if mine.question:
-            continue
-        pair = _Pairing(view, answer.stems, mine, overlaps)
-        found = (
-            pair.context_denies(denying)
-            or (pair.context_asserts(candidates) if answer_negates else None)
-            or pair.context_opposes(candidates)
-        )
+        found = view.per_sentence("negation", (answer.text,), lambda answer=answer: _flip_in(view, answer))
         if found is not None:
-            findings.append(_finding(view, answer.text, found))
+            findings.append(found)
     return findings
+
+
+def _flip_in(view: ContradictionView, answer: AnswerSentence) -> Finding | None:
+    """The negation flip of one answer sentence against the context sentences that restate it best, if any."""
+    overlaps = view.answer_overlaps[answer.index]
+    if not overlaps or not answer.stems:
+        return None
+    fields = view.inspection.field_sentence_ids
+    if fields:  # a record's yes-no fields are compared with claims by record_claims.field_conflicts
+        overlaps = {c: shared for c, shared in overlaps.items() if c not in fields}
+        if not overlaps:
+            return None
+    best = max(overlaps.values())
+    candidates = sorted(
+        (c for c, shared in overlaps.items() if shared >= best - 1 and _aligned(shared, len(answer.stems))),
+        key=lambda c: (-overlaps[c], c),
+    )[:MAX_CANDIDATES]
+    answer_negates = has_negator(answer.text)
+    denying = [c for c in candidates if _negates(view, c)]
+    if not denying and not answer_negates and _ANTONYMS.keys().isdisjoint(answer.stems):
+        return None  # no negation and no opposable word on either side of any aligned pair: nothing can flip
+    mine = polarity(answer.text)
+    if mine.question:
+        return None
+    pair = _Pairing(view, answer.stems, mine, overlaps)
+    found = (
+        pair.context_denies(denying)
+        or (pair.context_asserts(candidates) if answer_negates else None)
+        or pair.context_opposes(candidates)
+    )
+    return None if found is None else _finding(view, answer.text, found)
 
 
 @lru_cache(maxsize=16384)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stream_guard.checks.alignment import (
+    AnswerSentence,
     ContradictionView,
     contradiction_finding,
     neighbours,
@@ -57,45 +58,64 @@ class NumericAnalysis:
 def analyze_numeric(view: ContradictionView) -> NumericAnalysis:
     if not any(view.answer_quantities):
         return NumericAnalysis((), (), 0)
-    pools = _context_pools(view)
-    context_text = view.inspection.context_text
+    pools: dict[str, list[_Placed]] | None = None
+
+    def analyse(sentence: AnswerSentence, quantities: list[Quantity]) -> NumericAnalysis:
+        nonlocal pools
+        if pools is None:
+            pools = _context_pools(view)
+        return _analyze_sentence(view, pools, sentence, quantities)
+
     findings: list[Finding] = []
     unsupported: list[str] = []
     checked = 0
     for sentence, quantities in zip(view.answer, view.answer_quantities):
-        overlaps = view.answer_overlaps[sentence.index]
-        for k, q in enumerate(quantities):
-            checked += 1
-            others = neighbours(quantities, k)
-            pool = [p for p in pools.get(q.dimension, ()) if comparable(q, p.quantity)]
-            # The same value anywhere, or a value that bears it out said of the same subject (a range holding it,
-            # a figure meeting its bound): never a limit or a range that merely does not exclude it.
-            agreeing = [
-                p for p in pool
-                if same_value(q, p.quantity)
-                or bears_out(p.quantity, q)
-                and (q.counted & p.quantity.counted or _same_subject(q, p, overlaps, len(sentence.stems)) is not None)
-            ]
-            rivals = [p for p in pool if not _accounted(p.quantity, q, others)]
-            # A bare count written anywhere in the context ("131 were affected") is attested, even when the
-            # context words it differently from the answer (unless the answer makes it a limit).
-            literal = q.unit is None and q.qualifier not in BOUNDS and written_in(context_text, q.magnitude)
-            if agreeing or literal:
-                own_stems = sentence.stems - frozenset().union(*(o.subject for o in others))
-                swap = _swapped(view, q, own_stems, agreeing, rivals, overlaps)
-                if swap is not None:
-                    findings.append(_swap_finding(view, sentence.text, q, swap, agreeing))
-                continue
-            rival = _best_rival(q, rivals, overlaps, len(sentence.stems))
-            if rival is None:
-                other = _other_currency(q, pools, overlaps, len(sentence.stems))
-                if other is not None:
-                    findings.append(_currency_finding(view, sentence.text, q, other))
-                elif not _stated_as_amount(q, pools):  # "5 mg per day" where the context says "5 mg" is attested
-                    unsupported.append(q.text)
-                continue
-            findings.append(_numeric_finding(view, sentence.text, q, rival))
+        if not quantities:
+            continue
+        # The answer's cap on values keeps a prefix of the sentence's: their number names the ones read.
+        found = view.per_sentence("numeric", (sentence.text, len(quantities)),
+                                  lambda sentence=sentence, quantities=quantities: analyse(sentence, quantities))
+        findings += found.findings
+        unsupported += found.unsupported
+        checked += found.checked
     return NumericAnalysis(tuple(findings), tuple(unsupported), checked)
+
+
+def _analyze_sentence(
+    view: ContradictionView, pools: dict[str, list[_Placed]], sentence: AnswerSentence, quantities: list[Quantity]
+) -> NumericAnalysis:
+    """The numeric analysis of one answer sentence with its (checked) quantities."""
+    context_text = view.inspection.context_text
+    findings: list[Finding] = []
+    unsupported: list[str] = []
+    overlaps = view.answer_overlaps[sentence.index]
+    for k, q in enumerate(quantities):
+        others = neighbours(quantities, k)
+        pool = [p for p in pools.get(q.dimension, ()) if comparable(q, p.quantity)]
+        agreeing = [
+            p for p in pool
+            if same_value(q, p.quantity)
+            or bears_out(p.quantity, q)
+            and (q.counted & p.quantity.counted or _same_subject(q, p, overlaps, len(sentence.stems)) is not None)
+        ]
+        rivals = [p for p in pool if not _accounted(p.quantity, q, others)]
+        literal = q.unit is None and q.qualifier not in BOUNDS and written_in(context_text, q.magnitude)
+        if agreeing or literal:
+            own_stems = sentence.stems - frozenset().union(*(o.subject for o in others))
+            swap = _swapped(view, q, own_stems, agreeing, rivals, overlaps)
+            if swap is not None:
+                findings.append(_swap_finding(view, sentence.text, q, swap, agreeing))
+            continue
+        rival = _best_rival(q, rivals, overlaps, len(sentence.stems))
+        if rival is None:
+            other = _other_currency(q, pools, overlaps, len(sentence.stems))
+            if other is not None:
+                findings.append(_currency_finding(view, sentence.text, q, other))
+            elif not _stated_as_amount(q, pools):  # "5 mg per day" where the context says "5 mg" is attested
+                unsupported.append(q.text)
+            continue
+        findings.append(_numeric_finding(view, sentence.text, q, rival))
+    return NumericAnalysis(tuple(findings), tuple(unsupported), len(quantities))
 
 
 def _context_pools(view: ContradictionView) -> dict[str, list[_Placed]]:

@@ -61,18 +61,25 @@ def analyze_schedules(view: ContradictionView) -> list[Finding]:
         return []  # a record's hours are its fields: record_claims compares them
     findings: list[Finding] = []
     for sentence in view.answer:
-        times, days, zones = clock_times(sentence.text), _open_days(sentence.text), time_zones(sentence.text)
-        if not (times or days or zones):
-            continue
-        candidates = restating(view, sentence, _VALUE_STEMS, minimum=1)
-        if not candidates:
-            continue
-        if times:
-            findings.extend(_times(view, sentence, times, candidates))
-        if days:
-            findings.extend(_days(view, sentence, days, candidates))
-        if zones:
-            findings.extend(_zones(view, sentence, zones, candidates))
+        findings += view.per_sentence("schedule", (sentence.text,), lambda sentence=sentence: _conflicts(view, sentence))
+    return findings
+
+
+def _conflicts(view: ContradictionView, sentence: AnswerSentence) -> list[Finding]:
+    """The hours, weekdays and time zones of one answer sentence that the source sentences restating it contradict."""
+    times, days, zones = clock_times(sentence.text), _open_days(sentence.text), time_zones(sentence.text)
+    if not (times or days or zones):
+        return []
+    candidates = restating(view, sentence, _VALUE_STEMS, minimum=1)
+    if not candidates:
+        return []
+    findings: list[Finding] = []
+    if times:
+        findings.extend(_times(view, sentence, times, candidates))
+    if days:
+        findings.extend(_days(view, sentence, days, candidates))
+    if zones:
+        findings.extend(_zones(view, sentence, zones, candidates))
     return findings
 
 
