@@ -92,6 +92,8 @@ def _analyze_sentence(
     for k, q in enumerate(quantities):
         others = neighbours(quantities, k)
         pool = [p for p in pools.get(q.dimension, ()) if comparable(q, p.quantity)]
+        # The same value anywhere, or a value that bears it out said of the same subject (a range holding it,
+        # a figure meeting its bound): never a limit or a range that merely does not exclude it.
         agreeing = [
             p for p in pool
             if same_value(q, p.quantity)
@@ -99,6 +101,8 @@ def _analyze_sentence(
             and (q.counted & p.quantity.counted or _same_subject(q, p, overlaps, len(sentence.stems)) is not None)
         ]
         rivals = [p for p in pool if not _accounted(p.quantity, q, others)]
+        # A bare count written anywhere in the context ("131 were affected") is attested, even when the
+        # context words it differently from the answer (unless the answer makes it a limit).
         literal = q.unit is None and q.qualifier not in BOUNDS and written_in(context_text, q.magnitude)
         if agreeing or literal:
             own_stems = sentence.stems - frozenset().union(*(o.subject for o in others))
