@@ -18,6 +18,9 @@ from stream_guard.text.sentences import split_sentences
 from stream_guard.text.short_text_cache import cached_when_short
 from stream_guard.text.words import content_words
 
+# Lines up to this length are read once per process while recent (bounded: longer ones every time).
+_MAX_CACHED_LINE = 1024
+
 # Every whitespace run below is matched by one possessive quantifier (`\s++`, `\s*+`), never by two
 # quantifiers in a row that could share it: "However" followed by 20,000 spaces is read once, not split
 # every possible way (it took 15 s at 8,000 spaces).
@@ -77,7 +80,6 @@ _NON_CLAIM_RE = re.compile(
         |(?:i(?:\s*+'m|\s++am)|we(?:\s*+'re|\s++are))\s++(?:happy|glad|here)\s++to\s++help
         |(?:sure|certainly|of\s++course)\s*+,?\s*+(?:i\s++can|i'd|i\s++would|here)
         |here(?:'s|\s++is|\s++are)\s++(?:(?:a|an|the|some|my)\s*+)?(?:(?:brief|short|concise|possible|\d+-word)\s++)*+(?:summary|answer|response|overview|list|steps|recipe|breakdown)
-        |(?:.*\b)?(?:unable\s++to\s++answer|cannot\s++be\s++answered|can't\s++be\s++answered)
         |(?:i|we)\s++(?:cannot|can't|can\s++not|am\s++unable\s++to|are\s++unable\s++to|could\s++not|couldn't|do\s++not\s++have|don't\s++have)\b
         |(?:there\s++is|there's|there\s++are)\s++no\s++(?:(?:specific|further|additional)\s++)?(?:information|mention|details?|data|answer)
         |none\s++of\s++the\s++(?:(?:given|provided)\s++)?(?:passages|documents|sources|articles)
@@ -89,6 +91,11 @@ _NON_CLAIM_RE = re.compile(
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
+# "..., so the question is unable to answer" anywhere in a line: its own pattern, searched only in a line that
+# holds "unable" or "answered" (_may_hold), as `.*` makes it read the whole line.
+_UNANSWERABLE_RE = re.compile(
+    r"^\s*+(?:.*\b)?(?:unable\s++to\s++answer|cannot\s++be\s++answered|can't\s++be\s++answered)", re.IGNORECASE)
+_UNANSWERABLE_WORDS = ("unable", "answered")
 # A clause that says the sources do not state something (a decline) makes no claim about the world: what it
 # restates of the question ("..., the passages do not provide information on what happens") is the thing NOT
 # found, so it is neither grounded nor unsupported. Found anywhere in a clause, not only at the start.
@@ -156,11 +163,14 @@ def _is_decline(clause: str, source_subject: bool) -> bool:
         source_subject and _ELIDED_DECLINE_RE.match(_JOINER_RE.sub("", clause)) is not None)
 
 
+# A line's declines are read by the claim reader and again by each is_claim_sentence of what it keeps (most
+# often the line itself): once per process while recent.
+@cached_when_short(_MAX_CACHED_LINE, 8192)
 def drop_declines(sentence: str) -> str:
     """The sentence without its clauses that say the sources do not state something (with what they restate of
     the question); the clauses joined to them that assert something else stay, to be checked. A sentence with
     no decline comes back as it was."""
-    if _NEGATION_RE.search(sentence) is None:
+    if not _may_hold(sentence, _NEGATION_WORDS) or _NEGATION_RE.search(sentence) is None:
         return sentence
     source_subject = _SOURCE_SUBJECT_RE.match(sentence) is not None
     if not source_subject and _DECLINE_RE.search(sentence) is None:
@@ -229,19 +239,55 @@ class Claim:
     sentence: str
 
 
+# Words one of which every match of a pattern below contains (as a substring, lower-cased): the patterns are
+# searched only in a text that holds one, and most sentences hold none. A necessary condition for ASCII text
+# only: under IGNORECASE a pattern's "s" or "k" also matches "ſ" or the Kelvin sign, which lower() keeps, so
+# a text that is not ASCII is always searched. Each list is checked against its patterns by
+# tests/stream_guard/text/test_claims.py.
+# _PREFACE_RE, _ATTRIBUTION_RE, _INLINE_META_RE: each needs a _SOURCE_NOUN (or, in a parenthetical tag,
+# "passage", "source", "document", "doc", "chunk").
+_SOURCE_WORDS = ("passage", "context", "doc", "source", "text", "article", "excerpt", "snippet", "search",
+                 "material", "information", "chunk")
+# _REFERENCE_NUMBER_RE: one of its nouns (and a digit).
+_REFERENCE_WORDS = ("passage", "source", "doc", "chunk", "step", "paragraph")
+# _NEGATION_RE (and so every decline): "not", "no", "none", "neither", "never", "unable", "fail(s)", "cannot", "n't".
+_NEGATION_WORDS = ("no", "neither", "never", "unable", "fail", "n't")  # "cannot" holds "no"
+_DIGIT_RE = re.compile(r"\d")
+
+
+def _may_hold(text: str, words: tuple[str, ...]) -> bool:
+    """False only when `text` (ASCII) holds none of `words` in any case: the patterns they gate cannot match."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    for word in words:  # a plain loop: `in` on a str is C, a generator costs more than the few words
+        if word in low:
+            return True
+    return False
+
+
 def strip_meta(sentence: str) -> str:
     """Remove greetings, source attributions and list markers around the asserted content."""
     text = sentence.strip()
+    # A suffix of `text` (what the prefix patterns leave) holds no source word when `text` holds none.
+    sourced = _may_hold(text, _SOURCE_WORDS)
     for _ in range(3):  # openers and prefaces stack: "Sure! Based on passage 2, ..."
         before = text
         text = _OPENER_RE.sub("", text, count=1)
-        text = _PREFACE_RE.sub("", text, count=1)
-        text = _ATTRIBUTION_RE.sub("", text, count=1)
+        if sourced:
+            text = _PREFACE_RE.sub("", text, count=1)
+            text = _ATTRIBUTION_RE.sub("", text, count=1)
         if text == before:
             break
-    text = _INLINE_META_RE.sub(" ", text)
-    text = _REFERENCE_NUMBER_RE.sub(r"\1", text)
+    if sourced:
+        text = _INLINE_META_RE.sub(" ", text)
+    if _DIGIT_RE.search(text) is not None and _may_hold(text, _REFERENCE_WORDS):
+        text = _REFERENCE_NUMBER_RE.sub(r"\1", text)
     return " ".join(text.split()).strip(" ,;:-–—")
+
+
+def _unanswerable(text: str) -> bool:
+    return _may_hold(text, _UNANSWERABLE_WORDS) and _UNANSWERABLE_RE.match(text) is not None
 
 
 def is_claim_sentence(sentence: str) -> bool:
@@ -251,7 +297,7 @@ def is_claim_sentence(sentence: str) -> bool:
         return False
     if text.endswith("?") or text.endswith(":"):
         return False
-    if _NON_CLAIM_RE.match(text) or not drop_declines(text):
+    if _NON_CLAIM_RE.match(text) or _unanswerable(text) or not drop_declines(text):
         return False
     return True
 
@@ -302,10 +348,7 @@ def extract_claims(answer: str, sentences: list[str] | None = None, question: st
 
 
 # A line's claims depend on the line alone. A repair keeps most of an answer's lines and every check that reads
-# claims asks again, so each distinct line is read once per process (bounded: lines past the limit are not kept).
-_MAX_CACHED_LINE = 1024
-
-
+# claims asks again, so each distinct line is read once per process (_MAX_CACHED_LINE).
 @cached_when_short(_MAX_CACHED_LINE, 8192)
 def _line_claims(line: str) -> tuple[Claim, ...]:
     asserted = drop_declines(line)  # first: a decline joined to a fact must not take the fact with it

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_guard.text.claims import extract_claims, is_claim_sentence, split_claims, split_compound, strip_meta
@@ -152,3 +152,69 @@ def test_arbitrary_text_never_crashes(text: str) -> None:
     for claim in extract_claims(text):
         assert claim.text.strip()
         assert claim.sentence.strip()
+
+
+# --- the word gates in front of the claim patterns: a necessary condition, never a change of result -----------
+
+from stream_guard.text import claims as claims_module  # noqa: E402
+
+_FRAGMENTS = [
+    "according to", "based on", "as mentioned in", "as stated in", "in the given", "from the provided", "the",
+    "these", "first", "passage", "Passages", "PASSAGE", "pa\u017f\u017fage", "source", "Sources", "document", "doc",
+    "chunk", "context", "text", "article", "excerpt", "snippet", "search results", "material", "information",
+    "Step", "paragraph", "states that", "mentions", "2", "13", "\u0663", " ", "  ", ",", ".", "(", ")", ":", "#",
+    "and", "not", "No", "none", "neither", "NEVER", "n't", "do", "does", "unable", "fails", "cannot", "can't",
+    "be", "to", "answer", "answered", "provide", "mention", "honey", "kills", "bacteria", "\u212a", "\u00e9t\u00e9",
+    "So", "Sure!", "I", "we", "(doc 2)", "(see Chunk 3, 4)", "docs 1 and 2", "step 7", "Paragraphs 2-3",
+    "passage 2 states that", "the provided text", "in the given information", "is unable to answer",
+    "can't be answered", "didn't provide", "the article does not mention",
+]
+_texts = st.lists(st.sampled_from(_FRAGMENTS), max_size=14).map(" ".join) | st.lists(
+    st.sampled_from(_FRAGMENTS), max_size=14).map("".join)
+_GATES = [
+    (claims_module._SOURCE_WORDS, claims_module._PREFACE_RE, "match"),
+    (claims_module._SOURCE_WORDS, claims_module._ATTRIBUTION_RE, "match"),
+    (claims_module._SOURCE_WORDS, claims_module._INLINE_META_RE, "search"),
+    (claims_module._REFERENCE_WORDS, claims_module._REFERENCE_NUMBER_RE, "search"),
+    (claims_module._NEGATION_WORDS, claims_module._NEGATION_RE, "search"),
+    (claims_module._UNANSWERABLE_WORDS, claims_module._UNANSWERABLE_RE, "match"),
+]
+
+
+@settings(max_examples=400)
+@given(_texts)
+def test_a_text_the_word_gate_turns_away_matches_none_of_its_patterns(text: str) -> None:
+    for words, pattern, how in _GATES:
+        if not claims_module._may_hold(text, words):
+            assert getattr(pattern, how)(text) is None, (pattern.pattern[:40], text)
+
+
+def _strip_meta_ungated(sentence: str) -> str:
+    """strip_meta as it was before the gates: every pattern run on every text (the golden reference)."""
+    c = claims_module
+    text = sentence.strip()
+    for _ in range(3):
+        before = text
+        text = c._OPENER_RE.sub("", text, count=1)
+        text = c._PREFACE_RE.sub("", text, count=1)
+        text = c._ATTRIBUTION_RE.sub("", text, count=1)
+        if text == before:
+            break
+    text = c._INLINE_META_RE.sub(" ", text)
+    text = c._REFERENCE_NUMBER_RE.sub(r"\1", text)
+    return " ".join(text.split()).strip(" ,;:-–—")
+
+
+@given(_texts)
+def test_strip_meta_with_its_gates_equals_every_pattern_run(text: str) -> None:
+    assert strip_meta(text) == _strip_meta_ungated(text)
+
+
+def test_the_gates_let_through_what_their_patterns_remove() -> None:
+    assert strip_meta("As stated in the PASSAGES, honey kills bacteria (Doc 2).") == "honey kills bacteria ."
+    assert strip_meta("Mix as described in step 3.") == "Mix as described in step."
+    assert not is_claim_sentence("So the question is UNABLE to answer from this.")
+    assert not is_claim_sentence("Sadly this cannot be answered.")
+    assert is_claim_sentence("Honey never spoils.")
+    # Not ASCII: the long s folds to "s" under IGNORECASE, so the patterns run (and remove the preface).
+    assert strip_meta("According to pa\u017f\u017fage 2, honey kills bacteria.") == "honey kills bacteria."
