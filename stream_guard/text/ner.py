@@ -402,7 +402,7 @@ def _load_spacy_pipeline(model: str) -> tuple[Any, threading.Lock]:
 def _verb_tables(model_dir: str) -> tuple[frozenset[str], frozenset[str]]:
     """From a saved spaCy pipeline's lemmatizer: the words it lists as verbs and never as nouns or adjectives,
     and the irregular verb forms it knows ("said", "went", "is"). Read the first time a sentence opens with a
-    capitalised word its context lacks: the tables' file is decoded directly (about 45 ms of CPU; spaCy's
+    capitalised word its context lacks: the tables' file is decoded directly (about 20 ms of CPU; spaCy's
     `Lookups` would also build a Bloom filter per table, which doubles that)."""
     path = os.path.join(model_dir, "lemmatizer", "lookups", "lookups.bin")
     if not os.path.isfile(path):
@@ -418,8 +418,9 @@ def _verb_tables(model_dir: str) -> tuple[frozenset[str], frozenset[str]]:
     def part(table: dict[Any, Any], name: str) -> Any:
         return table.get(get_string_id(name), table.get(name, ()))
 
-    others = set(part(index, "noun")) | set(part(index, "adj"))
-    verbs = frozenset(w for w in part(index, "verb") if w not in others)
+    # The 8,700 verbs less the 78,000 nouns and adjectives, without building a set of the nouns and adjectives:
+    # 3 ms where the set and a generator took 30 ms.
+    verbs = frozenset(part(index, "verb")).difference(part(index, "noun"), part(index, "adj"))
     return verbs, frozenset(part(exceptions, "verb"))
 
 

@@ -373,3 +373,16 @@ def test_an_instruction_opening_a_list_item_is_no_name() -> None:
     assert "Consume" not in [e.text for e in found]
     [named] = batch_answer_entities(recognizer, [Inspection.build("", context, "Rob said avocados are good.")])
     assert "Rob" in [e.text for e in named]
+
+
+def test_the_verb_tables_are_the_lemmatizer_verbs_that_are_never_nouns_or_adjectives() -> None:
+    """The tables read straight from the model's saved lookups equal what spaCy's own `Lookups` gives."""
+    from spacy.lookups import Lookups
+
+    nlp = _spacy_or_skip()._nlp
+    lookups = Lookups().from_disk(Path(nlp.path) / "lemmatizer" / "lookups")
+    index, exceptions = lookups.get_table("lemma_index"), lookups.get_table("lemma_exc")
+    verbs, forms = ner._verb_tables.__wrapped__(str(nlp.path))
+    assert verbs == {w for w in index["verb"] if w not in set(index["noun"]) | set(index["adj"])}
+    assert forms == frozenset(exceptions["verb"])
+    assert "consume" in verbs and "mark" not in verbs and "went" in forms
