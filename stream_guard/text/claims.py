@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.short_text_cache import cached_when_short
-from stream_guard.text.words import content_words
+from stream_guard.text.words import content_words, may_match
 
 # Lines up to this length are read once per process while recent (bounded: longer ones every time).
 _MAX_CACHED_LINE = 1024
@@ -92,7 +92,7 @@ _NON_CLAIM_RE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 # "..., so the question is unable to answer" anywhere in a line: its own pattern, searched only in a line that
-# holds "unable" or "answered" (_may_hold), as `.*` makes it read the whole line.
+# holds "unable" or "answered" (may_match), as `.*` makes it read the whole line.
 _UNANSWERABLE_RE = re.compile(
     r"^\s*+(?:.*\b)?(?:unable\s++to\s++answer|cannot\s++be\s++answered|can't\s++be\s++answered)", re.IGNORECASE)
 _UNANSWERABLE_WORDS = ("unable", "answered")
@@ -170,7 +170,7 @@ def drop_declines(sentence: str) -> str:
     """The sentence without its clauses that say the sources do not state something (with what they restate of
     the question); the clauses joined to them that assert something else stay, to be checked. A sentence with
     no decline comes back as it was."""
-    if not _may_hold(sentence, _NEGATION_WORDS) or _NEGATION_RE.search(sentence) is None:
+    if not may_match(sentence, _NEGATION_WORDS) or _NEGATION_RE.search(sentence) is None:
         return sentence
     source_subject = _SOURCE_SUBJECT_RE.match(sentence) is not None
     if not source_subject and _DECLINE_RE.search(sentence) is None:
@@ -240,10 +240,8 @@ class Claim:
 
 
 # Words one of which every match of a pattern below contains (as a substring, lower-cased): the patterns are
-# searched only in a text that holds one, and most sentences hold none. A necessary condition for ASCII text
-# only: under IGNORECASE a pattern's "s" or "k" also matches "ſ" or the Kelvin sign, which lower() keeps, so
-# a text that is not ASCII is always searched. Each list is checked against its patterns by
-# tests/stream_guard/text/test_claims.py.
+# searched only in a text that holds one (words.may_match; a text that is not ASCII always is), and most
+# sentences hold none. Each list is checked against its patterns by tests/stream_guard/text/test_claims.py.
 # _PREFACE_RE, _ATTRIBUTION_RE, _INLINE_META_RE: each needs a _SOURCE_NOUN (or, in a parenthetical tag,
 # "passage", "source", "document", "doc", "chunk").
 _SOURCE_WORDS = ("passage", "context", "doc", "source", "text", "article", "excerpt", "snippet", "search",
@@ -255,22 +253,11 @@ _NEGATION_WORDS = ("no", "neither", "never", "unable", "fail", "n't")  # "cannot
 _DIGIT_RE = re.compile(r"\d")
 
 
-def _may_hold(text: str, words: tuple[str, ...]) -> bool:
-    """False only when `text` (ASCII) holds none of `words` in any case: the patterns they gate cannot match."""
-    if not text.isascii():
-        return True
-    low = text.lower()
-    for word in words:  # a plain loop: `in` on a str is C, a generator costs more than the few words
-        if word in low:
-            return True
-    return False
-
-
 def strip_meta(sentence: str) -> str:
     """Remove greetings, source attributions and list markers around the asserted content."""
     text = sentence.strip()
     # A suffix of `text` (what the prefix patterns leave) holds no source word when `text` holds none.
-    sourced = _may_hold(text, _SOURCE_WORDS)
+    sourced = may_match(text, _SOURCE_WORDS)
     for _ in range(3):  # openers and prefaces stack: "Sure! Based on passage 2, ..."
         before = text
         text = _OPENER_RE.sub("", text, count=1)
@@ -281,13 +268,13 @@ def strip_meta(sentence: str) -> str:
             break
     if sourced:
         text = _INLINE_META_RE.sub(" ", text)
-    if _DIGIT_RE.search(text) is not None and _may_hold(text, _REFERENCE_WORDS):
+    if _DIGIT_RE.search(text) is not None and may_match(text, _REFERENCE_WORDS):
         text = _REFERENCE_NUMBER_RE.sub(r"\1", text)
     return " ".join(text.split()).strip(" ,;:-–—")
 
 
 def _unanswerable(text: str) -> bool:
-    return _may_hold(text, _UNANSWERABLE_WORDS) and _UNANSWERABLE_RE.match(text) is not None
+    return may_match(text, _UNANSWERABLE_WORDS) and _UNANSWERABLE_RE.match(text) is not None
 
 
 def is_claim_sentence(sentence: str) -> bool:

@@ -29,7 +29,7 @@ from stream_guard.text.analysis import ASCII_WORD_RE, BoundedLRU
 from stream_guard.text.inspection import Entity, Inspection
 from stream_guard.text.short_text_cache import cached_when_short
 from stream_guard.text.sentences import split_sentences
-from stream_guard.text.words import STOP_WORDS
+from stream_guard.text.words import STOP_WORDS, may_match
 
 log = logging.getLogger(__name__)
 
@@ -93,13 +93,18 @@ def find_citations(text: str) -> list[Entity]:
 # Every citation above holds a digit (an arXiv id, a DOI, a year) or starts a URL: a text with neither (most
 # sentences) has none, and one search tells so instead of five.
 _CITATION_GATE_RE = re.compile(r"\d|https?://|www\.", re.IGNORECASE)
+# And each pattern's own: what every one of its matches holds ("arxiv", "10." of a DOI, a URL's "://" or "www.",
+# a year's "19" or "20"), tested by tests/stream_guard/text/test_ner.py.
+_CITATION_NEEDLES: tuple[tuple[str, ...], ...] = (("arxiv",), ("10.",), ("://", "www."), ("19", "20"), ("19", "20"))
 
 
 def _citations(text: str) -> "_Accepted":
     found = _Accepted()
     if _CITATION_GATE_RE.search(text) is None:
         return found
-    for pattern in _CITATION_RES:
+    for pattern, needles in zip(_CITATION_RES, _CITATION_NEEDLES):
+        if not may_match(text, needles):
+            continue
         for match in pattern.finditer(text):
             value = _clean_citation(match.group())
             found.add(Entity(value, CITATION, match.start(), match.start() + len(value)))
@@ -187,10 +192,15 @@ def _is_common_word(word: str) -> bool:
     return len(lower) >= _MIN_SUFFIX_WORD and lower.endswith(_COMMON_SUFFIXES)
 
 
+_HEADING_WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
+
+
 def _is_heading(line: str) -> bool:
     """Short title-case lines ("Key Findings", "## Named Entity Recognition") are headings, not names."""
-    words = re.findall(r"[^\W\d_][\w'’-]*", line)
-    if not words or len(words) > 8 or line.rstrip().endswith((".", "?", "!")):
+    if line.rstrip().endswith((".", "?", "!")):
+        return False  # first: most lines end so, and need no words read
+    words = _HEADING_WORD_RE.findall(line)
+    if not words or len(words) > 8:
         return False
     capitalised = sum(w[0].isupper() for w in words)
     return capitalised / len(words) >= 0.6 and capitalised >= 2

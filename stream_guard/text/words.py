@@ -139,6 +139,19 @@ def overlap(needles: frozenset[str] | set[str], haystack: frozenset[str] | set[s
     return len(needles & haystack) / len(needles)
 
 
+def may_match(text: str, needles: tuple[str, ...]) -> bool:
+    """False only when `text` is ASCII and holds none of the lower-case `needles` in any case: the gate in front
+    of a pattern every match of which holds one of them. Text that is not ASCII always passes: under
+    IGNORECASE a pattern's "s" or "k" also matches "ſ" or the Kelvin sign, which lower() keeps."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    for needle in needles:  # a plain loop: `in` on a str is C, a generator costs more than the few needles
+        if needle in low:
+            return True
+    return False
+
+
 def mentions(text: str, needles: tuple[str, ...]) -> bool:
     """Whether lower-cased `text` contains any of `needles`: the cheap test that gates a value reader, so the
     readers' patterns run only on the few sentences that can hold their value."""
