@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_guard.text.quantities import Quantity, comparable, extract_quantities, values_agree
+from stream_guard.text.quantities import Quantity, comparable, extract_quantities, scan, values_agree
 from stream_guard.text.words import stem
 
 
@@ -270,3 +272,22 @@ def test_a_ton_means_any_of_its_sizes() -> None:
 def test_digit_groups_read_whole_or_not_at_all() -> None:
     assert only("Sales were 1,234,567 units.").value == 1_234_567
     assert [q.text for q in extract_quantities("Sales were 123,123,12 units.")] == ["123", "123", "12"]
+
+
+# The scanner's token pattern as it was written first (number forms tried before words): the golden reference
+# for the reordered one, which must cut every text into the same tokens.
+_TOKEN_RE_AS_FIRST_WRITTEN = re.compile(
+    r"(?<![\d.])\d{1,3}(?:\.\d{3})++,\d{1,2}(?!\d|[.,]\d)"
+    r"|(?<!\d,)\d{1,3}(?:,\d{3})++(?:\.\d++)?(?!,*+\d)"
+    r"|\d+(?:\.\d+)?|[A-Za-z]+(?:['’][A-Za-z]+)?|[^\sA-Za-z0-9]",
+    re.ASCII,
+)
+_SCAN_PIECES = ["1", "12", "123", "1,234", "1.234,56", ",", ".", "5", "0", "km", "It's", "’s", "don’t", " ", "\n",
+                "\u00a0", "$", "%", "-", "Zürich", "٣", "_", "a"]
+
+
+@settings(max_examples=400)
+@given(st.lists(st.one_of(st.sampled_from(_SCAN_PIECES), st.text(max_size=6)), max_size=16).map("".join))
+def test_the_scanner_cuts_every_text_as_its_first_pattern_did(text: str) -> None:
+    assert [(t.text, t.start, t.end) for t in scan._tokens(text)] == [
+        (m.group(), m.start(), m.end()) for m in _TOKEN_RE_AS_FIRST_WRITTEN.finditer(text)]
