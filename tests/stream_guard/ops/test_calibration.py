@@ -196,6 +196,8 @@ def test_calibrated_on_one_file_it_keeps_the_share_there_and_about_it_on_another
                "--jobs", "2")
     assert done.returncode == 0, done.stderr
     assert "Operating points" in done.stdout and "Cross-validated" in done.stdout and "refitted model" in done.stdout
+    # --keep is about unseen answers: calibrate says at what share of these labels it placed the fit.
+    assert "keep >= 0.90 of unseen faithful answers: placed at 0.9" in done.stdout
 
     # The TOML names the model written beside it, by a path relative to the TOML: it loads from anywhere.
     assert 'score_model_path = "calibrated.score_model.json"' in toml.read_text()
