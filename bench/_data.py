@@ -25,6 +25,9 @@ from types import SimpleNamespace
 from stream_guard.config import score_model as _model_data
 from stream_guard.heal.readability import prose_problems, repair_problems
 from stream_guard.ops.calibration import Example, Fitting, choose_threshold, scores_of
+# The cross-validation group of a row (a RAGTruth document or question): the core's one definition, which
+# calibrate's folds use too; the locked slice below is a keyed hash of it.
+from stream_guard.ops.calibration import group_of as group_key
 from stream_guard.ops.evaluation import roc_auc
 from stream_guard.scoring import score_model as _model_fitting
 from stream_guard.wire.events import AnswerEvent, parse_event
@@ -203,16 +206,6 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(q / 100.0 * (len(ordered) - 1))))
     return ordered[index]
-
-
-def group_key(row: dict[str, Any]) -> str:
-    """The unit that must never sit on both sides of a cross-validation fold: a RAGTruth document or
-    question (meta.source_id), else the question (or, without one, the context) the row was built from."""
-    meta = row.get("meta") or {}
-    if meta.get("source_id"):
-        return f"{row.get('source')}:{meta['source_id']}"
-    basis = row.get("question") or orjson.dumps(row.get("context")).decode()
-    return f"{row.get('source')}:{hashlib.blake2b(basis.encode(), digest_size=8).hexdigest()}"
 
 
 # The locked slice: a fifth of the sources of every labelled file, chosen by a keyed hash of the source (never by

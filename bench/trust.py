@@ -39,7 +39,8 @@ sample).
 Grouped cross-validation. Folds are `score_model.group_folds` over `_data.group_key` (a RAGTruth document or
 question never on both sides), repeated for each `--seeds` value. On the training folds the score model is
 refitted and the threshold chosen exactly as `stream-guard calibrate` does (calibration.Fitting.rule: score_model.fit,
-then choose_threshold at keep 0.90 over the answers a never-flagging run delivers unchanged), from one run of
+then choose_threshold over the answers a never-flagging run delivers unchanged, both at the in-sample keep share
+whose inner grouped CV over the training folds keeps 0.90 of held-out answers: Fitting.in_sample_keep), from one run of
 `check` with flag_threshold = 1.0 over all development rows (what the model reads does not depend on the
 threshold). The held-out fold's verdicts are then not derived but judged again: `check` runs on the held-out rows
 with a config naming that fold's model file and threshold, so kept, caught, repairs, readability and flag reasons

@@ -23,8 +23,8 @@ import msgspec
 from stream_guard.config.detector import PRESETS, DetectorConfig
 from stream_guard.config.load import build_config
 from stream_guard.engine.pool import parse_jobs
-from stream_guard.ops.calibration import (FOLDS, KEEP_TARGETS, MIN_PER_CLASS, MIN_PER_CLASS_TO_REFIT, VERIFY_ROUNDS,
-                                          CalibrationError, Example, Labelled, choose_model, choose_threshold,
+from stream_guard.ops.calibration import (FOLDS, KEEP_STEP, KEEP_TARGETS, MAX_KEEP_RAISE, MIN_PER_CLASS,
+                                          MIN_PER_CLASS_TO_REFIT, VERIFY_ROUNDS, CalibrationError, Example, Labelled, choose_model, choose_threshold,
                                           config_toml, decisions, default_model_path, labelled_answers,
                                           model_file_for, observe, scores_of, verified_threshold)
 from stream_guard.ops.evaluation import LabelledDecision, decision_metrics
@@ -48,13 +48,13 @@ def operating_points(scores: Sequence[float], examples: Sequence[Example]) -> li
     return rows
 
 
-def fitted_on(rows: Sequence[Labelled], which: str, backend: str, keep: float) -> str:
+def fitted_on(rows: Sequence[Labelled], which: str, backend: str, keep: float, in_sample: float) -> str:
     """What a fitted model records about its labels: each file with the number of its answers used, which rows of
     the files these are when the caller says (a file name alone would claim the whole file), and how."""
     counts = Counter(row.source for row in rows)
     files = " + ".join(f"{source} ({n} answer{'' if n == 1 else 's'})" for source, n in counts.items())
-    return (f"{files}{': ' + which if which else ''}; {len(rows)} labelled answers, NER {backend}, keep {keep:.2f}, "
-            "by stream-guard calibrate")
+    return (f"{files}{': ' + which if which else ''}; {len(rows)} labelled answers, NER {backend}, keep {keep:.2f} "
+            f"of unseen answers (placed at {in_sample:.4f} of these), by stream-guard calibrate")
 
 
 def _summary(name: str, m: Mapping[str, Any]) -> str:
@@ -91,7 +91,11 @@ def parser() -> argparse.ArgumentParser:
                    help="JSONL of events with `label` inside, or of labels (event_id, label) for --events")
     p.add_argument("--events", nargs="+", default=[], metavar="PATH", help="AnswerEvent JSONL labelled by --labels")
     p.add_argument("--keep", type=float, default=0.90,
-                   help="share of faithful answers to deliver unchanged, in (0, 1] (default 0.90)")
+                   help="share of unseen faithful answers to deliver unchanged, in (0, 1] (default 0.90): the "
+                        "threshold is placed at the lowest share of the labelled faithful answers (from --keep up, in "
+                        f"steps of {KEEP_STEP}, at most {MAX_KEEP_RAISE} above it) whose inner cross-validation by "
+                        "group keeps --keep of held-out ones, since a threshold keeps about a point less of new "
+                        "answers than of those it was placed on")
     p.add_argument("--out", help="TOML file to write; the score model goes beside it as <name>.score_model.json")
     p.add_argument("--write-default", action="store_true",
                    help="refit and write the package's shipped model (its threshold is the default flag_threshold); "
@@ -162,7 +166,10 @@ def _main(args: argparse.Namespace) -> int:
     for line in choice.notes:
         _say(line)
     refitted = choice.fitting.model is None
-    model, _ = choice.fitting.rule(examples, fitted_on=fitted_on(rows, args.rows, backend, args.keep))
+    fitting = choice.fitting.in_sample(examples)
+    _say(f"\nkeep >= {args.keep:.2f} of unseen faithful answers: placed at {fitting.keep:.4f} of the labelled ones "
+         f"(the lowest share whose inner {FOLDS}-fold CV by group keeps {args.keep:.2f} of held-out ones)")
+    model, _ = fitting.fit(examples, fitted_on=fitted_on(rows, args.rows, backend, args.keep, fitting.keep))
     scores = scores_of(examples, model, config.drift_decides)
     _say(f"\nCross-validated ({args.folds} folds by group; threshold{' and model' if refitted else ''} chosen on "
          f"the other folds), keep >= {args.keep:.2f}:")
@@ -174,7 +181,7 @@ def _main(args: argparse.Namespace) -> int:
         _say_lines(_weights(model, current))
 
     _say("\nVerifying through the full guard (healing and routing, as backtest runs it)...")
-    threshold, verified = _verify(config, model, rows, args.jobs, scores, examples, args.keep)
+    threshold, verified = _verify(config, model, rows, args.jobs, scores, examples, fitting.keep)
     model = msgspec.structs.replace(model, threshold=threshold)
     _say(f"\nChosen: flag_threshold = {threshold}, score model "
          f"{'refitted' if refitted else 'kept (' + (current.fitted_on or 'current') + ')'}")
@@ -183,8 +190,8 @@ def _main(args: argparse.Namespace) -> int:
     _say_lines([_summary(name, m) for name, m in [("all", verified["overall"]),
                                                   *sorted(verified["by_task_type"].items())]])
     kept = verified["overall"]["faithful_kept"] or 0.0
-    if kept < args.keep:
-        _say(f"warning: the full guard keeps {_pct(kept)}% of the faithful answers, short of {_pct(args.keep)}%: "
+    if kept < fitting.keep:
+        _say(f"warning: the full guard keeps {_pct(kept)}% of the faithful answers, short of {_pct(fitting.keep)}%: "
              + ("the rest route to fallback whatever the threshold" if threshold >= 1.0 else
                 f"raising the threshold {VERIFY_ROUNDS} times did not get there"))
 

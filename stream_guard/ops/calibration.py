@@ -7,6 +7,12 @@ constraint. An unflagged answer is never repaired, so it is delivered unchanged 
 routes it to accept ("keepable"); the threshold is the lowest `flag_threshold` below which the wanted share
 of the faithful answers is keepable, everything at or above it being caught.
 
+`--keep` is read as a user reads it: the share of faithful answers kept among those the threshold was *not*
+placed on. A threshold placed to keep 0.90 of its own labelled answers keeps about a point less of new ones,
+so the fit is placed at a higher in-sample share: the lowest, from `--keep` up in steps of KEEP_STEP, whose
+inner cross-validation by group over the same labelled answers keeps `--keep` of the held-out faithful
+answers (Fitting.in_sample_keep; fixed folds, so a rerun is the same fit; at most MAX_KEEP_RAISE above).
+
 Every labelled answer goes through the full guard once, in parallel (stream_guard/engine/pool.py), with a
 configuration that flags nothing: its verdict gives what the score model reads (score_model.observation_
 from_verdict) and whether it is keepable. Scores for any model and threshold follow from those, so refits and
@@ -28,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -46,7 +52,6 @@ from stream_guard.wire.labels import load_labels
 from stream_guard.engine.pool import Pool
 from stream_guard.config.score_model import ScoreModel, shipped_model_path
 from stream_guard.scoring.score_model import SHORT, Observation
-from stream_guard.text.questions import normalize_question
 
 MIN_PER_CLASS = 20
 # Below this, five folds hold too few answers of a class to tell two models apart; the out-of-sample
@@ -60,6 +65,14 @@ FIT_ANCHOR = 0.40
 # Full-guard runs allowed to raise the threshold when the score alone promised more than the guard delivers.
 VERIFY_ROUNDS = 4
 UNKNOWN_TASK = "unknown"
+# `--keep` is the share of *unseen* faithful answers to keep. A threshold placed to keep a share of the answers it
+# is fitted on keeps about a point less of new ones (in-sample to held-out gap), so the fit is placed at the
+# lowest in-sample share, in steps of KEEP_STEP from --keep and at most MAX_KEEP_RAISE above it, whose inner
+# grouped CV over the same labelled answers (FOLDS folds, fold seed INNER_SEED: a rerun is the same fit) keeps
+# --keep of the held-out faithful answers.
+KEEP_STEP = 0.0025
+MAX_KEEP_RAISE = 0.05
+INNER_SEED = 7
 
 
 class CalibrationError(ConfigurationError):
@@ -95,17 +108,17 @@ class Example:
 
 
 def group_of(obj: Mapping[str, Any]) -> str:
-    """The unit that never sits on both sides of a fold: the source document (meta.source_id or
-    metadata.source_id), else the question, else the context (a summary's document)."""
+    """The unit that never sits on both sides of a cross-validation fold: the source document (meta.source_id
+    or metadata.source_id), else the question, else the context (a summary's document), within the dataset the
+    row names (`source`). The one definition: calibrate's folds, the benchmarks' folds and the benchmarks'
+    locked slice (bench/_data.py: is_locked hashes this string, so it must not change) all use it."""
+    source = obj.get("source")
     for key in ("meta", "metadata"):
         holder = obj.get(key)
-        if isinstance(holder, Mapping) and holder.get("source_id") is not None:
-            return f"source:{holder['source_id']}"
-    question = normalize_question(str(obj.get("question") or ""))
-    if question:
-        return f"question:{question}"
-    context = orjson.dumps(obj.get("context"), option=orjson.OPT_SORT_KEYS)
-    return f"context:{hashlib.blake2b(context, digest_size=8).hexdigest()}"
+        if isinstance(holder, Mapping) and holder.get("source_id"):
+            return f"{source}:{holder['source_id']}"
+    basis = obj.get("question") or orjson.dumps(obj.get("context")).decode()
+    return f"{source}:{hashlib.blake2b(str(basis).encode(), digest_size=8).hexdigest()}"
 
 
 def _is_events_file(path: str) -> bool:
@@ -184,6 +197,14 @@ def scores_of(examples: Sequence[Example], model: ScoreModel, drift_counts: bool
     return [score_model.score(e.observation, model, drift_counts=drift_counts) for e in examples]
 
 
+def keep_counted(examples: Sequence[Example]) -> list[int]:
+    """The answers a keep share is counted over: all but the short extractive ones, when there are others
+    (why: choose_threshold)."""
+    if any(e.observation.kind != SHORT for e in examples):
+        return [i for i, e in enumerate(examples) if e.observation.kind != SHORT]
+    return list(range(len(examples)))
+
+
 def choose_threshold(scores: Sequence[float], examples: Sequence[Example], keep: float, extra: int = 0) -> float:
     """The lowest flag_threshold that delivers at least `keep` of the faithful answers unchanged (those
     keepable and scoring below it), keeping `extra` more on top; halfway to the next score, so a near tie is
@@ -192,9 +213,7 @@ def choose_threshold(scores: Sequence[float], examples: Sequence[Example], keep:
     Short extractive answers are left out when there are others: their offset is placed for them (score_model.
     _place_offsets), and most of them copy their source and score nothing, so counting them would let the
     threshold fall until the long answers keep far less than `keep`."""
-    pairs = list(zip(scores, examples))
-    if any(e.observation.kind != SHORT for _, e in pairs):
-        pairs = [(s, e) for s, e in pairs if e.observation.kind != SHORT]
+    pairs = [(scores[i], examples[i]) for i in keep_counted(examples)]
     faithful = [(s, e.keepable) for s, e in pairs if not e.label]
     needed = math.ceil(keep * len(faithful) - 1e-9) + extra
     keepable = sorted(s for s, ok in faithful if ok)
@@ -220,16 +239,57 @@ def decisions(scores: Sequence[float], examples: Sequence[Example], threshold: f
 
 @dataclass(frozen=True)
 class Fitting:
-    """How a rule is made from labelled examples: refit the model (`model` None) or keep `model`."""
+    """How a rule is made from labelled examples: refit the model (`model` None) or keep `model`. `keep` is the
+    share of unseen faithful answers to keep (in_sample_keep); `held_out` False takes it as the share of the
+    examples themselves (what the inner cross-validation fits)."""
 
     keep: float
     drift_counts: bool
     signals: Mapping[str, float]
     model: ScoreModel | None = None
     l2: float = score_model.DEFAULT_L2
+    held_out: bool = True
 
     def rule(self, examples: Sequence[Example], fitted_on: str = "") -> tuple[ScoreModel, float]:
-        """(model, threshold) from `examples`."""
+        """(model, threshold) from `examples`, placed at in_sample_keep(examples)."""
+        return self.in_sample(examples).fit(examples, fitted_on)
+
+    def in_sample(self, examples: Sequence[Example]) -> Fitting:
+        """This fitting with `keep` the in-sample share that keeps `keep` of unseen answers."""
+        return replace(self, keep=self.in_sample_keep(examples), held_out=False)
+
+    def in_sample_keep(self, examples: Sequence[Example]) -> float:
+        """The lowest in-sample keep share, from `keep` up in steps of KEEP_STEP (at most MAX_KEEP_RAISE above
+        it, and never above 1), at which an inner grouped cross-validation over `examples` keeps at least `keep`
+        of the held-out faithful answers; `keep` itself when `held_out` is off or the groups cannot fill the
+        folds. Searching, rather than adding the gap measured at `keep` once, checks the share it returns: the
+        gap measured on inner training folds (64% of the answers) overshoots."""
+        fold = score_model.group_folds([e.group for e in examples], FOLDS, INNER_SEED)
+        if not self.held_out or len(set(fold)) < FOLDS:
+            return self.keep
+        share = self.keep
+        for step in range(round(MAX_KEEP_RAISE / KEEP_STEP) + 1):
+            share = min(1.0, round(self.keep + step * KEEP_STEP, 6))
+            if replace(self, keep=share, held_out=False).held_out_kept(examples, fold) >= self.keep - 1e-9 \
+                    or share >= 1.0:
+                break
+        return share
+
+    def held_out_kept(self, examples: Sequence[Example], fold: Sequence[int]) -> float:
+        """The share of faithful answers (keep_counted) kept out of fold: keepable and scoring below the
+        threshold this fitting makes from the other folds."""
+        counted = set(keep_counted(examples))
+        kept = faithful = 0
+        for k in sorted(set(fold)):
+            model, threshold = self.fit([e for e, f in zip(examples, fold) if f != k])
+            held = [e for i, (e, f) in enumerate(zip(examples, fold)) if f == k and i in counted and not e.label]
+            for example, score in zip(held, scores_of(held, model, self.drift_counts)):
+                faithful += 1
+                kept += score < threshold and example.keepable
+        return kept / faithful if faithful else 1.0
+
+    def fit(self, examples: Sequence[Example], fitted_on: str = "") -> tuple[ScoreModel, float]:
+        """(model, threshold) keeping `keep` of `examples`' own faithful answers."""
         model = self.model
         if model is None:
             model = score_model.fit([e.observation for e in examples], [e.label for e in examples],
@@ -327,9 +387,8 @@ def verified_threshold(config: DetectorConfig, rows: Sequence[Labelled], jobs: i
     answers, and that run's metrics. Both runs judge the same answers; they differ when drift counts or a
     score sits within rounding of the threshold. Like the choice itself (choose_threshold), this is about the
     answers that are not short extractive ones, when there are any."""
-    if any(e.observation.kind != SHORT for e in examples):
-        chosen = [i for i, e in enumerate(examples) if e.observation.kind != SHORT]
-        rows, scores, examples = [rows[i] for i in chosen], [scores[i] for i in chosen], [examples[i] for i in chosen]
+    chosen = keep_counted(examples)
+    rows, scores, examples = [rows[i] for i in chosen], [scores[i] for i in chosen], [examples[i] for i in chosen]
     faithful = sum(1 for e in examples if not e.label)
     needed = math.ceil(keep * faithful - 1e-9)
     extra = 0

@@ -15,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from stream_guard.agents.metrics import WorkerMetrics
 from stream_guard.config.load import build_config, check_environment, load, variables
+from stream_guard.config.score_model import DEFAULT_MODEL
 from stream_guard.wire.deadletter import HEADROOM_BYTES
 from stream_guard.ops.latency import LatencyRegistry
 from stream_guard.ops.monitoring.metrics import Snapshot, TenantMetrics
@@ -98,6 +99,9 @@ def test_the_kubernetes_settings_load_and_the_resources_point_at_each_other():
     settings = load(toml, env).stream
     build_config(None, None, None, env=env)
     assert settings.broker and settings.log_format == "json"
+    # A threshold pinned here would silently move the operating point away from the calibrated one.
+    assert "flag_threshold" not in toml.get("detector", {})
+    assert load(toml, env).detector.flag_threshold == DEFAULT_MODEL.threshold
     kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
     assert sorted(kustomization["resources"]) == sorted(p.name for p in K8S.glob("*.yaml") if p.name != "kustomization.yaml")
 
