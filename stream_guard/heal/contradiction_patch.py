@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import cache
 from typing import Callable, Iterable, Sequence
 
 from stream_guard.heal import edits
@@ -143,9 +144,8 @@ def normalize_billing(text: str, source_cycle: str, target_cycle: str) -> tuple[
     """Rewrite every `source_cycle` billing phrase in `text` to `target_cycle`, in one pass."""
     if source_cycle == target_cycle or source_cycle not in _WORDS or target_cycle not in _WORDS:
         return text, ()
-    table = _phrase_table(_WORDS[source_cycle])
+    table, combined = _phrases(source_cycle)
     target = _WORDS[target_cycle]
-    combined = re.compile("|".join(f"(?P<p{i}>{pattern})" for i, (pattern, _) in enumerate(table)), re.IGNORECASE)
     changes: list[Change] = []
 
     def replace(m: "re.Match[str]") -> str:
@@ -161,6 +161,13 @@ def normalize_billing(text: str, source_cycle: str, target_cycle: str) -> tuple[
     return combined.sub(replace, text), tuple(changes)
 
 
+@cache
+def _phrases(source_cycle: str) -> tuple[list[tuple[str, _Render]], re.Pattern[str]]:
+    """The phrase table of one source cycle and its patterns as one, built once per process (four cycles)."""
+    table = _phrase_table(_WORDS[source_cycle])
+    return table, re.compile("|".join(f"(?P<p{i}>{pattern})" for i, (pattern, _) in enumerate(table)), re.IGNORECASE)
+
+
 def _which(m: "re.Match[str]", count: int) -> int:
     # The outer alternative that matched; lastgroup is not reliable with nested named groups.
     for i in range(count):
@@ -172,13 +179,22 @@ def _which(m: "re.Match[str]", count: int) -> int:
 def cycles_in(text: str) -> Counter[str]:
     """How often each billing cycle is named in `text` (per month, billed annually, /yr, yearly ...)."""
     counts: Counter[str] = Counter()
-    for cycle, words in _WORDS.items():
-        pattern = (
-            rf"\b(?:per|every|each)\s+{words.unit}\b|(?<=\d\s)a\s+{words.unit}\b"
-            rf"|\b(?:{_alt(set(words.adjectives) | set(words.adverbs))})\b|(?:{_alt(words.slashes)})\b"
-        )
-        counts[cycle] = len(re.findall(pattern, text, re.IGNORECASE))
+    for cycle, pattern in _cycle_patterns():
+        counts[cycle] = len(pattern.findall(text))
     return +counts
+
+
+@cache
+def _cycle_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each cycle's spellings as one pattern, built once per process (a patch asks for them several times)."""
+    return tuple(
+        (cycle, re.compile(
+            rf"\b(?:per|every|each)\s+{words.unit}\b|(?<=\d\s)a\s+{words.unit}\b"
+            rf"|\b(?:{_alt(set(words.adjectives) | set(words.adverbs))})\b|(?:{_alt(words.slashes)})\b",
+            re.IGNORECASE,
+        ))
+        for cycle, words in _WORDS.items()
+    )
 
 
 def _cycle_name(value: str | None) -> str | None:

@@ -49,11 +49,43 @@ _INSTRUCTION_RE = re.compile(
 )
 
 
+# Most texts hold none of the literals either pattern needs, and a regex of many alternatives is tried at every
+# position of the text (none starts with a literal that the engine could scan for), so an ASCII text is first
+# tested for them with substring searches, done in C. Each test below is implied by a branch of the pattern it
+# guards (case-folded: in ASCII text IGNORECASE means lower()); a text that passes one is read by the pattern
+# itself. Non-ASCII text always is: IGNORECASE also matches "ſ" for "s", "K" (Kelvin) for "k" and "ı" for "i",
+# which lower() does not fold. tests/stream_guard/heal/test_delivery_safety.py checks both against the patterns.
+_SECRET_WORDS = ("passw", "passphrase", "pwd", "secret", "key", "token", "bearer")  # the assignment branch's
+_HEX_RUN_RE = re.compile(r"[0-9a-f]{40}")  # the long-hex branch, on lowered text
+
+
+def _may_hold_secret(low: str) -> bool:
+    return (
+        "k-" in low or "k_" in low  # sk- pk- rk- keys
+        or "akia" in low or "xox" in low or "aiza" in low or "eyj" in low or "-----" in low
+        or ("gh" in low and "_" in low)  # ghp_ and the other GitHub prefixes
+        or (("=" in low or ":" in low) and any(word in low for word in _SECRET_WORDS))
+        or _HEX_RUN_RE.search(low) is not None
+    )
+
+
+_INSTRUCTION_WORDS = ("ignore", "disregard", "forget", "override", "system", "assistant", "user", "instruction",
+                      "act", "<|", "inst]", "<<sys>>")
+
+
+def _may_address_a_model(low: str) -> bool:
+    return any(word in low for word in _INSTRUCTION_WORDS) or ("now" in low and "you" in low)
+
+
 def has_secret(text: str) -> bool:
+    if text.isascii() and not _may_hold_secret(text.lower()):
+        return False
     return _SECRET_RE.search(text) is not None
 
 
 def is_instruction_like(text: str) -> bool:
+    if text.isascii() and not _may_address_a_model(text.lower()):
+        return False
     return _INSTRUCTION_RE.search(text) is not None
 
 

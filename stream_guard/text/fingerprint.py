@@ -27,6 +27,7 @@ from collections import Counter
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
+from stream_guard.text.short_text_cache import cached_when_short
 from stream_guard.text.words import NEGATORS, content_words, stem, words
 
 if TYPE_CHECKING:
@@ -126,15 +127,17 @@ def polarity(text: str) -> str:
 
 
 def fingerprint(answer: str) -> dict[str, Any]:
-    """JSON-ready features of `answer`; never contains the answer text itself."""
-    answer = answer or ""
-    return {
-        "v": FINGERPRINT_VERSION,
-        "numbers": sorted(extract_numbers(answer)),
-        "key_words": key_stems(answer),
-        "polarity": polarity(answer),
-        "length_bucket": len(answer) // 100,
-    }
+    """JSON-ready features of `answer`; never contains the answer text itself. A fresh dict each call."""
+    numbers, stems, tone, length = _read(answer or "")
+    return {"v": FINGERPRINT_VERSION, "numbers": list(numbers), "key_words": list(stems), "polarity": tone,
+            "length_bucket": length}
+
+
+# A help desk delivers the same answer again and again (and a repair built from the same chunks), so what a short
+# answer asserts is read once per process while recent: at most 4,096 answers of up to 1,024 characters.
+@cached_when_short(1024, 4096)
+def _read(answer: str) -> tuple[tuple[str, ...], tuple[str, ...], str, int]:
+    return tuple(sorted(extract_numbers(answer))), tuple(key_stems(answer)), polarity(answer), len(answer) // 100
 
 
 def event_fingerprint(inspection: Inspection, answer: str) -> dict[str, Any]:
@@ -166,7 +169,7 @@ def _length_distance(a: int, b: int) -> float:
 
 
 def _as_set(fp: Mapping[str, Any], key: str) -> frozenset[str]:
-    return frozenset(str(v) for v in fp.get(key) or ())
+    return frozenset(map(str, fp.get(key) or ()))
 
 
 class Features(NamedTuple):
@@ -184,17 +187,22 @@ def features(fp: Mapping[str, Any]) -> Features:
                     int(fp.get("length_bucket", 0)))
 
 
+# The weights summed as `features_distance` sums the weighted parts (with sum(), in the same order), so that the
+# distance is the same float whatever the Python version's float summation.
+_WEIGHT_WITHOUT_NUMBERS = sum((WEIGHT_STEMS, WEIGHT_POLARITY, WEIGHT_LENGTH))
+_WEIGHT_WITH_NUMBERS = sum((WEIGHT_STEMS, WEIGHT_POLARITY, WEIGHT_LENGTH, WEIGHT_NUMBERS))
+
+
 def features_distance(a: Features, b: Features) -> float:
-    """`distance`, on converted fingerprints."""
-    parts = [
-        (WEIGHT_STEMS, _jaccard_distance(a.key_words, b.key_words)),
-        (WEIGHT_POLARITY, _polarity_distance(a.polarity, b.polarity)),
-        (WEIGHT_LENGTH, _length_distance(a.length_bucket, b.length_bucket)),
-    ]
+    """`distance`, on converted fingerprints. Drift calls it a dozen times per event: no per-call lists."""
+    stems = WEIGHT_STEMS * _jaccard_distance(a.key_words, b.key_words)
+    polar = WEIGHT_POLARITY * _polarity_distance(a.polarity, b.polarity)
+    length = WEIGHT_LENGTH * _length_distance(a.length_bucket, b.length_bucket)
     if a.numbers or b.numbers:
-        parts.append((WEIGHT_NUMBERS, _jaccard_distance(a.numbers, b.numbers)))
-    total_weight = sum(w for w, _ in parts)
-    value = sum(w * d for w, d in parts) / total_weight
+        value = sum((stems, polar, length, WEIGHT_NUMBERS * _jaccard_distance(a.numbers, b.numbers)))
+        value /= _WEIGHT_WITH_NUMBERS
+    else:
+        value = sum((stems, polar, length)) / _WEIGHT_WITHOUT_NUMBERS
     return min(max(value, 0.0), 1.0)
 
 

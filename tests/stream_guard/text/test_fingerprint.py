@@ -127,3 +127,17 @@ def test_event_fingerprint_is_computed_once_per_answer_of_an_event() -> None:
     repair = inspection.with_answer("It is free.")  # a re-inspection shares the event's memo
     assert event_fingerprint(repair, "It costs $1,200.00 and ships in 3 days.") is first
     assert event_fingerprint(repair, "It is free.") == fingerprint("It is free.")  # another answer: its own
+
+
+def test_a_fingerprint_read_from_the_per_process_cache_is_a_fresh_copy() -> None:
+    # What a short answer asserts is read once per process; a caller that changes its fingerprint (drift history
+    # stores it, a record adds its tag) must not change what the next event with the same answer gets.
+    answer = "The Pro plan costs $120 per year and is refundable within 14 days."
+    first = fingerprint(answer)
+    expected = orjson.loads(orjson.dumps(first))
+    first["numbers"].append("999")
+    first["key_words"].clear()
+    first["polarity"] = "negative"
+    assert fingerprint(answer) == expected
+    long_answer = answer * 40  # over the cached length: read every time, the same result
+    assert fingerprint(long_answer) == fingerprint(long_answer) and len(long_answer) > 1024
