@@ -241,6 +241,8 @@ def test_the_document_and_the_operations_pages(server: Server) -> None:
     assert {"AnswerEventContract", "Verdict", "Failure", "StreamedSentence", "DriftHistory"} <= set(schemas)
     assert schemas["Verdict"]["required"] and "/v1/check/stream" in document["paths"]
     assert server.get("/readyz") == (200, {"ready": True, "starting": False, "draining": False})
+    # One request of its own, so that the counter below does not depend on which tests ran before this one.
+    assert post(server, "/v1/check", DEMO.read_bytes().splitlines()[0])[0] == 200
     status, metrics = server.get("/metrics")
     assert status == 200 and 'stream_guard_http_requests_total{route="/v1/check",status="200"}' in metrics
     assert "stream_guard_judge_cpu_seconds_total" in metrics and "stream_guard_verdicts_total" in metrics
