@@ -412,6 +412,9 @@ def main() -> int:
     result: dict[str, Any] = {"machine": machine(), "ner": args.ner, "seed": seed_label,
                               "load_average_1m": round(os.getloadavg()[0], 2)}
     corpora = {"ragtruth": ragtruth_lines(args.data), "support": support_lines()}
+    if not corpora["ragtruth"]:  # the project runs without ../shared/data; say so rather than drop a corpus silently
+        print(f"RAGTruth corpus skipped: ragtruth_dev.jsonl and ragtruth_d2t_dev.jsonl not both in {args.data}",
+              file=sys.stderr)
     corpora = {name: lines for name, lines in corpora.items() if lines}
     with tempfile.TemporaryDirectory(prefix="profile-", dir=SCRATCH) as tmp_name:
         tmp = Path(tmp_name)
