@@ -24,7 +24,8 @@ from stream_guard.config.detector import PRESETS, DetectorConfig
 from stream_guard.config.load import build_config
 from stream_guard.engine.pool import parse_jobs
 from stream_guard.ops.calibration import (FOLDS, KEEP_STEP, KEEP_TARGETS, MAX_KEEP_RAISE, MIN_PER_CLASS,
-                                          MIN_PER_CLASS_TO_REFIT, VERIFY_ROUNDS, CalibrationError, Example, Labelled, choose_model, choose_threshold,
+                                          MIN_PER_CLASS_TO_REFIT, VERIFY_ROUNDS, CalibrationError, Example, Labelled,
+                                          choose_model, choose_threshold,
                                           config_toml, decisions, default_model_path, labelled_answers,
                                           model_file_for, observe, scores_of, verified_threshold)
 from stream_guard.ops.evaluation import LabelledDecision, decision_metrics

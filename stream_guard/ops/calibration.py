@@ -264,14 +264,18 @@ class Fitting:
         of the held-out faithful answers; `keep` itself when `held_out` is off or the groups cannot fill the
         folds. Searching, rather than adding the gap measured at `keep` once, checks the share it returns: the
         gap measured on inner training folds (64% of the answers) overshoots."""
+        if not self.held_out:
+            return self.keep
         fold = score_model.group_folds([e.group for e in examples], FOLDS, INNER_SEED)
-        if not self.held_out or len(set(fold)) < FOLDS:
+        if len(set(fold)) < FOLDS:
             return self.keep
         share = self.keep
         for step in range(round(MAX_KEEP_RAISE / KEEP_STEP) + 1):
             share = min(1.0, round(self.keep + step * KEEP_STEP, 6))
-            if replace(self, keep=share, held_out=False).held_out_kept(examples, fold) >= self.keep - 1e-9 \
-                    or share >= 1.0:
+            # At 1.0 nothing higher is left to try: no inner cross-validation is run for it.
+            if share >= 1.0:
+                break
+            if replace(self, keep=share, held_out=False).held_out_kept(examples, fold) >= self.keep - 1e-9:
                 break
         return share
 
@@ -329,7 +333,8 @@ class ModelChoice:
 
 
 def choose_model(examples: Sequence[Example], current: ScoreModel, keep: float, *, refit: str, folds: int,
-                 l2: float = score_model.DEFAULT_L2, drift_counts: bool = False, sources: Sequence[str] = ()) -> ModelChoice:
+                 l2: float = score_model.DEFAULT_L2, drift_counts: bool = False,
+                 sources: Sequence[str] = ()) -> ModelChoice:
     """Keep `current` or refit it. `refit`: "never", "always", or "compare" (refit where both classes have
     MIN_PER_CLASS_TO_REFIT labels, kept only when its cross-validated ROC AUC beats the current model's)."""
     labels = [e.label for e in examples]
