@@ -112,7 +112,7 @@ def test_a_killed_broker_under_a_busy_worker_lets_sigterm_end_it_within_the_time
     try:
         names = private_names(broker.bootstrap)
         worker = new_worker(names, tmp_path, workers, "busy", extra_env=FAULT_ENV).wait_ready()
-        produce(names, answers(3000, "busy"))
+        produce(names, answers(12000, "busy"))  # far more than it can check before the broker goes
         wait_for(names, names.topics.verdicts, lambda rs: len(rs) >= 1, timeout=60)
         broker.stop()  # mid-stream: batches in flight wait on sends that cannot complete
         to_unready = seconds_until(lambda: worker.get("/readyz")[0] == 503, 15)
