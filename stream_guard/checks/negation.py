@@ -99,15 +99,28 @@ class Mention:
     after: frozenset[str] = frozenset()  # the next few content stems of the clause (the predicate's object)
 
 
+# Where a positive mention is, to build it when asked: (token index, index among its clause's content stems,
+# clause start, the clause's content stems).
+_Place = tuple[int, int, int, list[str]]
+
+
 @dataclass(frozen=True)
 class Polarity:
     """How one sentence uses negation. Treat as immutable: instances are cached and shared."""
 
     negated: dict[str, Mention]  # stems a negator governs
-    positive: dict[str, Mention]  # stems of clauses with no negator at all
+    # Stems of clauses with no negator at all, and where each first occurs: most are only ever intersected with
+    # another sentence's stems, so the Mention of one is built when `mention` asks for it (about half of a
+    # context sentence's polarity was building Mentions no pairing read).
+    positive: dict[str, _Place]
     negative_wording: bool  # "fails", "unable", "lacks": the negative said without a negator
     conditions: frozenset[str]
     question: bool
+    tokens: list[_Token]
+
+    def mention(self, head: str) -> Mention:
+        """The positive Mention of `head` (a KeyError when the sentence does not plainly assert it)."""
+        return _positive_mention(self.tokens, *self.positive[head])
 
 
 def has_negator(text: str) -> bool:
@@ -121,7 +134,7 @@ def polarity(text: str) -> Polarity:
     ]
     stems: list[str | None] = [stem(t[0]) if _is_content(t[0]) else None for t in tokens]
     negated: dict[str, Mention] = {}
-    positive: dict[str, Mention] = {}
+    positive: dict[str, _Place] = {}
     unsure: set[str] = set()
     for lo, hi in _clauses(tokens):
         # What follows "if", "until", "unless", ... is a condition, not an assertion; only what precedes it counts.
@@ -158,6 +171,7 @@ def polarity(text: str) -> Polarity:
         negative_wording=any(t[0] in _NEGATIVE_WORDS for t in tokens),
         conditions=frozenset(t[0] for t in tokens if t[0] in _CONDITIONS),
         question=text.rstrip().endswith("?"),
+        tokens=tokens,
     )
 
 
@@ -220,20 +234,24 @@ def _governed(tokens: list[_Token], stems: list[str | None], k: int, hi: int) ->
 
 
 def _collect_positive(
-    tokens: list[_Token], stems: list[str | None], lo: int, hi: int, positive: dict[str, Mention]
+    tokens: list[_Token], stems: list[str | None], lo: int, hi: int, positive: dict[str, _Place]
 ) -> None:
     clause = [(k, s) for k in range(lo, hi) if (s := stems[k]) is not None]
-    words = [s for _, s in clause]  # sliced below: a frozenset of a list slice is built in C
+    words = [s for _, s in clause]
     for n, (k, s) in enumerate(clause):
-        if s in positive:
-            continue
-        owner = next((j for j in range(k - 1, max(lo, k - 4) - 1, -1) if tokens[j][0] in _POSSESSION), None)
-        # "has a dark mode": the patchable phrase starts at the possession verb, so it swaps cleanly
-        # with "does not have a dark".
-        start = _phrase_start(tokens, owner if owner is not None else k)
-        before = frozenset(words[max(0, n - MAX_SUBJECT_STEMS) : n])
-        after = frozenset(words[n + 1 : n + 4])
-        positive[s] = Mention((start, tokens[k][2]), before, owner is not None, after)
+        if s not in positive:
+            positive[s] = (k, n, lo, words)
+
+
+def _positive_mention(tokens: list[_Token], k: int, n: int, lo: int, words: list[str]) -> Mention:
+    """The Mention of the content stem at token k, the n-th of its clause's content stems `words`."""
+    owner = next((j for j in range(k - 1, max(lo, k - 4) - 1, -1) if tokens[j][0] in _POSSESSION), None)
+    # "has a dark mode": the patchable phrase starts at the possession verb, so it swaps cleanly
+    # with "does not have a dark".
+    start = _phrase_start(tokens, owner if owner is not None else k)
+    before = frozenset(words[max(0, n - MAX_SUBJECT_STEMS) : n])  # a frozenset of a list slice is built in C
+    after = frozenset(words[n + 1 : n + 4])
+    return Mention((start, tokens[k][2]), before, owner is not None, after)
 
 
 def _phrase_start(tokens: list[_Token], k: int) -> int:
@@ -345,7 +363,7 @@ class _Pairing:
             if theirs.question or _conditions_clash(self.mine, theirs):
                 continue
             for head in sorted(self.mine.positive.keys() & theirs.negated.keys() & self.stems):
-                mine, source = self.mine.positive[head], theirs.negated[head]
+                mine, source = self.mine.mention(head), theirs.negated[head]
                 if _same_predicate(mine, source, source, mine) and not self._stated_elsewhere(head, c, mine, False):
                     return _Flip(head, mine, c, source, "source_denies")
         return None
@@ -360,7 +378,7 @@ class _Pairing:
             if theirs.question or theirs.negative_wording or _conditions_clash(self.mine, theirs):
                 continue
             for head in sorted(heads & theirs.positive.keys()):
-                mine, source = self.mine.negated[head], theirs.positive[head]
+                mine, source = self.mine.negated[head], theirs.mention(head)
                 if _same_predicate(mine, source, mine, source) and not self._stated_elsewhere(head, c, mine, True):
                     return _Flip(head, mine, c, source, "source_affirms")
         return None
@@ -380,7 +398,7 @@ class _Pairing:
                 if head in context_stems:
                     continue
                 for opposite in sorted(_ANTONYMS[head] & theirs.positive.keys()):
-                    mine, source = self.mine.positive[head], theirs.positive[opposite]
+                    mine, source = self.mine.mention(head), theirs.mention(opposite)
                     # Opposite verbs flip a claim only about the same thing: "sales rose" vs "sales fell",
                     # never "reducing net debt" vs "the increase in our dividend".
                     same_argument = (mine.after & source.after) or ((mine.before - FILLER_STEMS) & source.before)
@@ -397,7 +415,9 @@ class _Pairing:
             if j == chosen or self.overlaps.get(j, 0) < floor:
                 continue
             theirs = polarity(self.view.sentence(j).text)
-            other = (theirs.negated if negated else theirs.positive).get(head)
+            if head not in (theirs.negated if negated else theirs.positive):
+                continue
+            other = theirs.negated[head] if negated else theirs.mention(head)
             if other is not None and _about_same(mine, other):
                 return True
         return False

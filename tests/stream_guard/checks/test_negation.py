@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from stream_guard.checks import negation
 from stream_guard.checks.alignment import ContradictionView
 from stream_guard.checks.negation import analyze_negation, polarity
 from stream_guard.text.inspection import Inspection
@@ -134,3 +137,53 @@ def test_opposite_predicates_about_different_things_are_not_a_flip() -> None:
 
 def test_source_using_both_opposites_is_not_a_flip() -> None:
     assert flips("Sales rose in Europe and sales fell in Asia.", "Sales fell in Europe.") == []
+
+
+# --- the positive mentions, built when asked, against the eager loop they replace -----------------------------
+
+_VOCABULARY = (
+    "the app has have had owns does do not never no cannot can will is are was a dark mode offline support "
+    "supports cancelled subscriptions billing period starts fees there rose fell sales in Europe by 5% and but "
+    "if until when which only later users their own accounts , . ; : ( ) ? — don't won't isn't it's"
+).split()
+
+
+def _eager_positive(text: str) -> dict[str, negation.Mention]:
+    """Every positive Mention of `text` as `polarity` built them before they were built when asked (first
+    occurrence in a clause with no negator, up to the subordinator), whatever the clause's other stems do."""
+    tokens = [(m.group().lower().replace("’", "'"), m.start(), m.end()) for m in negation._TOKEN_RE.finditer(text)]
+    stems = [stem(t[0]) if negation._is_content(t[0]) else None for t in tokens]
+    positive: dict[str, negation.Mention] = {}
+    for lo, hi in negation._clauses(tokens):
+        hi = next((k for k in range(lo + 1, hi) if tokens[k][0] in negation._SUBORDINATORS), hi)
+        if any(tokens[k][0] in negation.NEGATORS or tokens[k][0] == "cannot" for k in range(lo, hi)):
+            continue
+        clause = [(k, s) for k in range(lo, hi) if (s := stems[k]) is not None]
+        words = [s for _, s in clause]
+        for n, (k, s) in enumerate(clause):
+            if s in positive:
+                continue
+            owner = next((j for j in range(k - 1, max(lo, k - 4) - 1, -1) if tokens[j][0] in negation._POSSESSION),
+                         None)
+            start = negation._phrase_start(tokens, owner if owner is not None else k)
+            before = frozenset(words[max(0, n - negation.MAX_SUBJECT_STEMS) : n])
+            after = frozenset(words[n + 1 : n + 4])
+            positive[s] = negation.Mention((start, tokens[k][2]), before, owner is not None, after)
+    return positive
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_VOCABULARY), min_size=1, max_size=40))
+def test_positive_mentions_are_the_eager_ones(words: list[str]) -> None:
+    text = " ".join(words)
+    found, eager = polarity(text), _eager_positive(text)
+    assert found.positive.keys() <= eager.keys()
+    assert {head: found.mention(head) for head in found.positive} == {head: eager[head] for head in found.positive}
+
+
+def test_a_stem_said_both_ways_has_no_positive_mention() -> None:
+    found = polarity("The app supports sync, but it does not support offline mode.")
+    assert stem("support") in found.negated and stem("support") not in found.positive
+    with pytest.raises(KeyError):
+        found.mention(stem("support"))
+    assert found.mention(stem("sync")).span[1] > 0
