@@ -300,7 +300,7 @@ def resolve_model(model: str) -> str:
     raise ImportError(f"no spaCy English model installed (looked for {', '.join(MODEL_PREFERENCE)})")
 
 
-def _load_spacy(model: str) -> tuple[Any, threading.Lock]:
+def _load_spacy(model: str) -> tuple[Any, "_PipelineLock"]:
     """Load once per process, even when several threads ask at once."""
     with _LOAD_LOCK:
         return _load_spacy_once(model)
@@ -335,7 +335,7 @@ def loaded_by(model: str) -> int | None:
 
 
 @lru_cache(maxsize=4)
-def _load_spacy_once(model: str) -> tuple[Any, threading.Lock]:
+def _load_spacy_once(model: str) -> tuple[Any, "_PipelineLock"]:
     global _loading, _load_cpu_s, _load_started
     _loading += 1
     _load_started = time.process_time()
@@ -394,7 +394,7 @@ def _spacy_info(*args: Any, **kwargs: Any) -> Any:
     return info(*args, **kwargs)
 
 
-def _load_spacy_pipeline(model: str) -> tuple[Any, threading.Lock]:
+def _load_spacy_pipeline(model: str) -> tuple[Any, "_PipelineLock"]:
     # The lock travels with the pipeline: every recognizer sharing it must serialise on the same object.
     spacy = _import_spacy()
     nlp = spacy.load(model, exclude=list(_SPACY_EXCLUDE) + _saved_state_exclusion(model))
@@ -405,7 +405,56 @@ def _load_spacy_pipeline(model: str) -> tuple[Any, threading.Lock]:
         nlp.select_pipes(enable=[n for n in nlp.pipe_names if n in ("ner", "tok2vec", "transformer")])
     if "ner" not in nlp.pipe_names:
         raise ValueError(f"the spaCy pipeline {model!r} has no 'ner' component")
-    return nlp, threading.Lock()
+    return nlp, _PipelineLock(_products_on_numpy(nlp))
+
+
+def _products_on_numpy(nlp: Any) -> Any:
+    """Run the pipeline's matrix products on numpy's BLAS instead of blis, and return the controller that keeps
+    that BLAS to one thread while the pipeline runs (None, and blis kept, without threadpoolctl or a BLAS it
+    can hold to one thread).
+
+    thinc multiplies with blis, which picks its kernels by CPU model and falls back to its generic reference
+    kernel on one it does not know (an AMD EPYC here: about a third of the NER model's CPU went to that
+    kernel and its locks); numpy's OpenBLAS picks its kernels by CPU feature. One thread, because the matrices
+    of a few answer windows are small: with two, OpenBLAS's threads spin and cost about three times the CPU.
+    The pipeline gets operations of its own, so no other thinc model in the process is changed."""
+    try:
+        from thinc.backends.numpy_ops import NumpyOps
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    controller = ThreadpoolController().select(user_api="blas")
+    if not controller.lib_controllers:
+        return None
+    ops = NumpyOps(use_blis=False)
+    for _, component in nlp.pipeline:
+        model = getattr(component, "model", None)
+        for node in model.walk() if model is not None else ():
+            if isinstance(node.ops, NumpyOps):
+                node.ops = ops
+    return controller
+
+
+class _PipelineLock:
+    """Serialises the calls into one spaCy pipeline (not documented as thread-safe) and, while held, keeps the
+    BLAS its products run on (`_products_on_numpy`) to one thread."""
+
+    def __init__(self, blas: Any = None) -> None:
+        self._lock = threading.Lock()
+        self._blas = blas
+        self._limited: Any = None
+
+    def __enter__(self) -> "_PipelineLock":
+        self._lock.acquire()
+        if self._blas is not None:
+            self._limited = self._blas.limit(limits=1)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._limited is not None:
+            self._limited.restore_original_limits()
+            self._limited = None
+        self._lock.release()
 
 
 @lru_cache(maxsize=4)
@@ -469,7 +518,7 @@ class SpacyRecognizer:
             raise ImportError(f"no spaCy model package {self.model!r} installed")
         self._batch_size = batch_size
         self._fallback = fallback
-        self._pipeline: tuple[Any, threading.Lock] | None = None
+        self._pipeline: tuple[Any, Any] | None = None
         self._failed: EntityRecognizer | None = None
         # A text's entities depend on the text alone: answers and their windows repeat (one question asked
         # again, a repair keeping its sentences), so each distinct text is read by the model once while recent.

@@ -220,6 +220,60 @@ def test_preferred_models_skip_the_saved_strings_and_tag_the_same_entities() -> 
     assert any(entities for entities, _ in tagged(full))
 
 
+def test_the_model_multiplies_on_numpy_with_one_blas_thread_while_it_runs() -> None:
+    recognizer = _spacy_or_skip()
+    from thinc.api import get_current_ops
+    from thinc.backends.numpy_ops import NumpyOps
+    from threadpoolctl import threadpool_info
+
+    assert recognizer._pipeline is not None
+    nlp, lock = recognizer._pipeline
+    ops = {type(node.ops).__name__: node.ops for node in nlp.get_pipe("ner").model.walk()}
+    assert list(ops) == ["NumpyOps"] and ops["NumpyOps"].use_blis is False
+    assert not isinstance(get_current_ops(), NumpyOps) or get_current_ops().use_blis  # other models keep blis
+
+    def blas_threads() -> list[int]:
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before = blas_threads()
+    with lock:
+        assert blas_threads() == [1] * len(before)
+    assert blas_threads() == before
+
+
+def test_entities_on_numpy_products_are_blis_ones() -> None:
+    recognizer = _spacy_or_skip()
+    from thinc.backends.numpy_ops import NumpyOps
+
+    assert recognizer._pipeline is not None
+    nlp, lock = recognizer._pipeline
+    demo = (Path(stream_guard.__file__).parent / "samples" / "demo.jsonl").read_bytes().splitlines()
+    texts = [SEED, "Dr. Ada Lovelace met Charles Babbage in London on 5 June 1833 at the Royal Society."]
+    for line in demo:
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:  # the demo shows broken events too
+            continue
+        texts += [str(event.get("answer", "")), " ".join(map(str, event.get("context", [])))]
+
+    def tagged() -> list[object]:
+        with lock:
+            return [[(e.text, e.label_, e.start_char, e.end_char) for e in doc.ents] for doc in nlp.pipe(texts)]
+
+    nodes = list(nlp.get_pipe("ner").model.walk())
+    ours = tagged()
+    blis = NumpyOps(use_blis=True)
+    kept = [node.ops for node in nodes]
+    try:
+        for node in nodes:
+            node.ops = blis
+        assert tagged() == ours
+    finally:
+        for node, node_ops in zip(nodes, kept):
+            node.ops = node_ops
+    assert any(ours)
+
+
 def test_spacy_offsets_and_batches_match_single_calls() -> None:
     recognizer = _spacy_or_skip()
     batch = [SEED, "Angela Merkel visited Paris.", ""]
