@@ -129,9 +129,7 @@ def has_negator(text: str) -> bool:
 
 @lru_cache(maxsize=16384)
 def polarity(text: str) -> Polarity:
-    tokens: list[_Token] = [
-        (m.group().lower().replace("’", "'"), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)
-    ]
+    tokens: list[_Token] = _tokens(text)
     stems: list[str | None] = [stem(t[0]) if _is_content(t[0]) else None for t in tokens]
     negated: dict[str, Mention] = {}
     positive: dict[str, _Place] = {}
@@ -173,6 +171,12 @@ def polarity(text: str) -> Polarity:
         question=text.rstrip().endswith("?"),
         tokens=tokens,
     )
+
+
+def _tokens(text: str) -> list[_Token]:
+    if text.isascii():  # lowering ASCII keeps every offset, and there is no "’" to fold: one lower() per text
+        return [(m.group(), *m.span()) for m in _TOKEN_RE.finditer(text.lower())]
+    return [(m.group().lower().replace("’", "'"), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
 
 
 def _is_content(low: str) -> bool:

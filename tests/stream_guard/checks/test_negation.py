@@ -187,3 +187,11 @@ def test_a_stem_said_both_ways_has_no_positive_mention() -> None:
     with pytest.raises(KeyError):
         found.mention(stem("support"))
     assert found.mention(stem("sync")).span[1] > 0
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(alphabet="aAzZ09 ,.;'’?—“-\nİé", max_size=50))
+def test_a_sentence_is_tokenised_as_first_written(text: str) -> None:
+    as_first_written = [(m.group().lower().replace("’", "'"), m.start(), m.end())
+                        for m in negation._TOKEN_RE.finditer(text)]
+    assert negation._tokens(text) == as_first_written
