@@ -196,13 +196,8 @@ def test_preferred_models_skip_reading_a_tokenizer_identical_to_the_default() ->
     assert recognizer._nlp.tokenizer.to_bytes(exclude=["vocab"]) == saved.tokenizer.to_bytes(exclude=["vocab"])
 
 
-def test_preferred_models_skip_the_saved_strings_and_tag_the_same_entities() -> None:
-    recognizer = _spacy_or_skip()
-    import spacy
-
-    model = ner.resolve_model(ner.AUTO_MODEL)
-    full = spacy.load(model, exclude=list(ner._SPACY_EXCLUDE))  # reads the 85,000 saved strings
-    assert len(recognizer._nlp.vocab.strings) < len(full.vocab.strings) // 10  # the exclusion still applies
+def _demo_texts() -> list[str]:
+    """SEED, a sentence of names, places and a date, and the demo events' answers and contexts."""
     demo = (Path(stream_guard.__file__).parent / "samples" / "demo.jsonl").read_bytes().splitlines()
     texts = [SEED, "Dr. Ada Lovelace met Charles Babbage in London on 5 June 1833 at the Royal Society."]
     for line in demo:
@@ -211,6 +206,17 @@ def test_preferred_models_skip_the_saved_strings_and_tag_the_same_entities() -> 
         except orjson.JSONDecodeError:  # the demo shows broken events too
             continue
         texts += [str(event.get("answer", "")), " ".join(map(str, event.get("context", [])))]
+    return texts
+
+
+def test_preferred_models_skip_the_saved_strings_and_tag_the_same_entities() -> None:
+    recognizer = _spacy_or_skip()
+    import spacy
+
+    model = ner.resolve_model(ner.AUTO_MODEL)
+    full = spacy.load(model, exclude=list(ner._SPACY_EXCLUDE))  # reads the 85,000 saved strings
+    assert len(recognizer._nlp.vocab.strings) < len(full.vocab.strings) // 10  # the exclusion still applies
+    texts = _demo_texts()
 
     def tagged(nlp: object) -> list[object]:
         return [([(e.text, e.label_, e.start_char, e.end_char) for e in doc.ents], [t.norm_ for t in doc])
@@ -247,14 +253,7 @@ def test_entities_on_numpy_products_are_blis_ones() -> None:
 
     assert recognizer._pipeline is not None
     nlp, lock = recognizer._pipeline
-    demo = (Path(stream_guard.__file__).parent / "samples" / "demo.jsonl").read_bytes().splitlines()
-    texts = [SEED, "Dr. Ada Lovelace met Charles Babbage in London on 5 June 1833 at the Royal Society."]
-    for line in demo:
-        try:
-            event = orjson.loads(line)
-        except orjson.JSONDecodeError:  # the demo shows broken events too
-            continue
-        texts += [str(event.get("answer", "")), " ".join(map(str, event.get("context", [])))]
+    texts = _demo_texts()
 
     def tagged() -> list[object]:
         with lock:
