@@ -232,6 +232,7 @@ def test_the_model_multiplies_on_numpy_with_one_blas_thread_while_it_runs() -> N
     from thinc.backends.numpy_ops import NumpyOps
     from threadpoolctl import threadpool_info
 
+    recognizer.load()
     assert recognizer._pipeline is not None
     nlp, lock = recognizer._pipeline
     ops = {type(node.ops).__name__: node.ops for node in nlp.get_pipe("ner").model.walk()}
@@ -247,10 +248,21 @@ def test_the_model_multiplies_on_numpy_with_one_blas_thread_while_it_runs() -> N
     assert blas_threads() == before
 
 
+def test_without_threadpoolctl_the_model_keeps_blis(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # importing it fails, as when it is not installed
+    assert ner._products_on_numpy(object()) is None  # nothing of the pipeline is read or changed
+    lock = ner._PipelineLock(None)
+    with lock:
+        assert lock._lock.locked()
+    assert not lock._lock.locked()
+
 def test_entities_on_numpy_products_are_blis_ones() -> None:
     recognizer = _spacy_or_skip()
     from thinc.backends.numpy_ops import NumpyOps
 
+    recognizer.load()
     assert recognizer._pipeline is not None
     nlp, lock = recognizer._pipeline
     texts = _demo_texts()
