@@ -257,7 +257,10 @@ class HallucinationHealer:
         notes: tuple[Change, ...],
     ) -> HealingResult:
         assert attempt.text is not None
-        confidence_after = recalibrate_confidence(attempt.strategy, report.confidence_score, attempt.text)
+        # A rewrite's text is the one re-inspected (it drops no sentence, so no note): its confidence is measured.
+        measured = (final.checks["confidence"].score if final.answer == attempt.text and "confidence" in final.checks
+                    else None)
+        confidence_after = recalibrate_confidence(attempt.strategy, report.confidence_score, attempt.text, measured)
         recalibration = Change(
             "confidence",
             f"{report.confidence_score:.2f}",
