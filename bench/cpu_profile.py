@@ -14,8 +14,9 @@ Corpora: `ragtruth` = ragtruth_dev + ragtruth_d2t_dev from --data (571 events; s
 the same questions again and again, so drift history is in play as in a help desk).
 
 Sections:
-- startup: `check /dev/null` (as shipped: its default --jobs), `check` on one event that needs NER (every
-  start-up cost: spaCy and its model load only when an answer first needs them) and on one event of each
+- startup: `check /dev/null` (as shipped: its default --jobs), `check` on one event that needs NER (PROBE:
+  every one-time cost a first event can pay, spaCy and its model, the verb tables and the repair path's
+  patterns, which load only when an answer first needs them) and on one event of each
   corpus, `import stream_guard`;
 - check: whole-process CPU per event of `check --jobs 1` with start-up and without (minus the run on the one
   event that needs NER; the seed's minus its import and construction, where it loads everything);
@@ -122,11 +123,16 @@ def seed_command(path: Path | str, seed: Path | None, spacy: bool = False) -> li
             *([str(seed)] if seed else []), *(["spacy"] if seed and spacy else [])]
 
 
-# One event whose answer names someone its context does not: judging it takes every start-up cost a run that
-# needs NER pays (interpreter, imports, spaCy and its model, which are loaded only when first needed).
-PROBE = {"event_id": "probe", "tenant": "support", "question": "What is the refund window?",
-         "context": ["Refunds are accepted within 14 days of purchase."],
-         "answer": "Refunds are accepted within 14 days of purchase, says Maria Lopez."}
+# One event that pays every one-time cost a first event can, so that none of it falls into a per-event figure
+# (the 40 events minus this run): the interpreter and imports; spaCy and its model (its answer names someone the
+# context does not); the model's verb tables (a sentence opens with a capitalised word the context lacks, an
+# instruction); and the repair path, which builds some patterns when first used: a wrong price and billing cycle
+# (the contradiction patch and its billing phrases, the re-inspection) whose patch still names the person, so
+# the grounding rewrite is tried as well.
+PROBE = {"event_id": "probe", "tenant": "support", "question": "How much does the Pro plan cost?",
+         "context": ["The Pro plan costs $120 per year, billed annually.",
+                     "Refunds are accepted within 14 days of purchase with the original receipt."],
+         "answer": "The Pro plan costs $10 per month, billed monthly, says Maria Lopez. Bring the original receipt."}
 
 
 def per_event(total: dict[str, float], startup: dict[str, float], n: int) -> dict[str, float]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import threading
@@ -173,7 +172,7 @@ class HallucinationDetector:
         extracted = batch_answer_entities(self.recognizer, [inspections[i] for i in pending])
         out = list(inspections)
         for i, entities in zip(pending, extracted):
-            out[i] = dataclasses.replace(out[i], answer_entities=tuple(entities))
+            out[i] = out[i].with_entities(tuple(entities))
         return out
 
     def _count(self, report: HallucinationReport) -> None:

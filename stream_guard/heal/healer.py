@@ -55,7 +55,7 @@ from stream_guard.heal.result import (
     HealingResult,
 )
 from stream_guard.text.fingerprint import Fingerprint
-from stream_guard.text.inspection import Inspection
+from stream_guard.text.inspection import Entity, Inspection
 from stream_guard.wire.report import Finding, FindingType, HallucinationReport, Risk
 
 REWRITE_BELOW_FAITHFULNESS = 0.30
@@ -243,11 +243,8 @@ class HallucinationHealer:
         if original.answer_entities is not None:
             # Text a repair adds comes from the context, where no name is fabricated; a name it keeps
             # from the answer is one the original NER pass found.
-            healed = dataclasses.replace(
-                healed,
-                answer_entities=tuple(
-                    dataclasses.replace(e, start=-1, end=-1) for e in original.answer_entities if e.text in text
-                ),
+            healed = healed.with_entities(
+                tuple(Entity(e.text, e.label) for e in original.answer_entities if e.text in text)  # no offsets
             )
         return self.detector.analyze(healed, history)
 
@@ -260,7 +257,10 @@ class HallucinationHealer:
         notes: tuple[Change, ...],
     ) -> HealingResult:
         assert attempt.text is not None
-        confidence_after = recalibrate_confidence(attempt.strategy, report.confidence_score, attempt.text)
+        # A rewrite's text is the one re-inspected (it drops no sentence, so no note): its confidence is measured.
+        measured = (final.checks["confidence"].score if final.answer == attempt.text and "confidence" in final.checks
+                    else None)
+        confidence_after = recalibrate_confidence(attempt.strategy, report.confidence_score, attempt.text, measured)
         recalibration = Change(
             "confidence",
             f"{report.confidence_score:.2f}",

@@ -17,12 +17,16 @@ PATCH_CAP = 0.80
 SCRUB_FACTOR = 0.85
 
 
-def recalibrate_confidence(strategy: str, original: float, healed_answer: str) -> float:
+def recalibrate_confidence(strategy: str, original: float, healed_answer: str, measured: float | None = None) -> float:
+    """`measured`: the confidence check's score of `healed_answer` when its re-inspection has read it already
+    (the same function of the same text), so that it is not read again."""
     if strategy == CONTRADICTION_PATCH:
         return min(original + PATCH_BOOST, PATCH_CAP)
     if strategy in (ENTITY_SCRUB, CLAIM_PRUNE):
         return original * SCRUB_FACTOR
     if strategy in (GROUNDING_REWRITE, SAFE_DECLINE):
+        if measured is not None:
+            return measured
         # Imported here so the strategies and results stay importable without the check modules.
         from stream_guard.checks.confidence import confidence_score
 

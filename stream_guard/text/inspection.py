@@ -123,11 +123,29 @@ class Inspection:
 
     def with_answer(self, answer: str) -> "Inspection":
         """The same question and context (records already read) with another answer: a healed one, or the next
-        sentence of a streamed answer. The context's views computed so far come along (they read no answer)."""
-        copy = dataclasses.replace(self, answer=answer, answer_entities=None)
-        for name in CONTEXT_VIEWS:
-            if name in self.__dict__:
-                copy.__dict__[name] = self.__dict__[name]  # as cached_property stores them
+        sentence of a streamed answer. The context's views computed so far come along (they read no answer), and
+        so does the memo.
+
+        Built as `dataclasses.replace(self, answer=answer, answer_entities=None)` builds it, without its walk over
+        the fields and the frozen `__init__` (a third of the cost; tests/stream_guard/text/test_inspection.py
+        compares the two): every field is a plain attribute in `__dict__`, where cached_property stores too."""
+        state = self.__dict__
+        copy = object.__new__(type(self))
+        kept = copy.__dict__
+        for name in _FIELDS:
+            kept[name] = state[name]
+        kept["answer"], kept["answer_entities"] = answer, None
+        for name in _SHARED_VIEWS:
+            if name in state:
+                kept[name] = state[name]
+        return copy
+
+    def with_entities(self, entities: tuple[Entity, ...]) -> "Inspection":
+        """This inspection with the answer's entities filled in (the batched NER pass, a repair's kept names).
+        Everything computed so far comes along: no view reads the entities."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.__dict__["answer_entities"] = entities
         return copy
 
     def analysed(self) -> "Inspection":
@@ -226,3 +244,8 @@ class Inspection:
         if ref.isdecimal() and 1 <= int(ref) <= len(self.chunks):  # isdigit() lets "²" through to int()
             return int(ref) - 1
         return None
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(Inspection))
+# What `with_answer` carries over: the context's views (cached_property keeps them in `__dict__`), its analysis too.
+_SHARED_VIEWS = (*CONTEXT_VIEWS, "context")

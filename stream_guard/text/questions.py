@@ -8,11 +8,19 @@ import re
 import unicodedata
 from typing import Any, Mapping
 
+from stream_guard.text.short_text_cache import cached_when_short
 
+
+_PUNCTUATION_RE = re.compile(r"[^\w\s]")
+
+
+# An event asks for its question's key five or six times (its hash for the verdict, the history and the partition,
+# the drift check of the answer and of each repair), and a help desk is asked the same questions again and again.
+@cached_when_short(1024, 4096)
 def normalize_question(question: str) -> str:
     """Case, whitespace and punctuation folded, so that re-phrasings differing only in those share history."""
     folded = unicodedata.normalize("NFKC", question).casefold()
-    folded = re.sub(r"[^\w\s]", " ", folded)
+    folded = _PUNCTUATION_RE.sub(" ", folded)
     return " ".join(folded.split())
 
 
