@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.short_text_cache import cached_when_short
-from stream_guard.text.words import content_words, may_match
+from stream_guard.text.words import content_words, may_match, words
 
 # Lines up to this length are read once per process while recent (bounded: longer ones every time).
 _MAX_CACHED_LINE = 1024
@@ -215,6 +215,27 @@ GENERIC_WORDS: frozenset[str] = frozenset(
     emphasizes emphasized emphasise emphasises emphasised outline outlines outlined ultimately eventually others
     """.split()
 )
+
+# Quantifiers that assert more than a plural does ("many reviewers", "several times", "most customers"): each
+# claims a large number or a share of a set, so a source listing two reviews does not state it. They are stop
+# words, so no content-word measure sees them. "Multiple", "various", "some" and "a few" say no more than a plural
+# and are left out.
+# One group per claim: a word of the same group in the source states it ("numerous" for "many").
+_QUANTIFIER_GROUPS = ("many numerous countless plenty lots", "several", "most majority")
+COUNT_QUANTIFIERS: dict[str, frozenset[str]] = {
+    w: frozenset(group.split()) for group in _QUANTIFIER_GROUPS for w in group.split()
+}
+
+
+def unstated_quantifiers(text: str, *stated: frozenset[str]) -> tuple[str, ...]:
+    """The count quantifiers of a claim no word of whose group occurs in any of the `stated` word sets (the
+    context's, cached per context, and the question's: a user asking about "many" words it themselves)."""
+    lower = text.lower()
+    if not any(w in lower for w in COUNT_QUANTIFIERS):  # most claims have none: skip tokenising them
+        return ()
+    return tuple(dict.fromkeys(w for w in words(lower) if w in COUNT_QUANTIFIERS
+                               and all(COUNT_QUANTIFIERS[w].isdisjoint(s) for s in stated)))
+
 
 # A bare reply to a yes-no question ("Yes", "no.", "Correct"): it asserts the question's proposition (or its
 # denial), so what it claims is the question's content, grounded or not as the question's words are.

@@ -3,7 +3,15 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_guard.text.claims import extract_claims, is_claim_sentence, split_claims, split_compound, strip_meta
+from stream_guard.text.claims import (
+    extract_claims,
+    is_claim_sentence,
+    split_claims,
+    split_compound,
+    strip_meta,
+    unstated_quantifiers,
+)
+from stream_guard.text.words import words
 
 
 def test_plain_sentences_are_claims() -> None:
@@ -218,3 +226,17 @@ def test_the_gates_let_through_what_their_patterns_remove() -> None:
     assert is_claim_sentence("Honey never spoils.")
     # Not ASCII: the long s folds to "s" under IGNORECASE, so the patterns run (and remove the preface).
     assert strip_meta("According to pa\u017f\u017fage 2, honey kills bacteria.") == "honey kills bacteria."
+
+
+def test_a_count_quantifier_no_source_uses_is_unstated_and_its_group_states_it() -> None:
+    two_reviews = frozenset(words("one review praises the pasta; another calls the tiramisu the best in town"))
+    assert unstated_quantifiers("Many reviewers praise the pasta.", two_reviews) == ("many",)
+    assert unstated_quantifiers("Most diners liked it, and several came back.", two_reviews) == ("most", "several")
+    # A word of the same group in the source states it; one of another group does not.
+    assert unstated_quantifiers("Many reviewers praise the pasta.", frozenset(words("numerous reviews"))) == ()
+    assert unstated_quantifiers("Many reviewers praise the pasta.", frozenset(words("several reviews"))) == ("many",)
+    # The user's own word (the question's word set) is no claim of the answer's.
+    assert unstated_quantifiers("Many people use it.", two_reviews, frozenset(words("do many people use it?"))) == ()
+    # "Multiple", "various", "some", "a few" say no more than a plural; "almost" and "mostly" are other words.
+    assert unstated_quantifiers("Multiple reviews, various dishes, some fans, a few tables; almost mostly.",
+                                two_reviews) == ()
