@@ -5,7 +5,7 @@ least `faithfulness_overlap_threshold` of its content stems occur in the context
 states agrees with one the context states, and it says the opposite of no field of a structured chunk.
 Bag-of-context overlap is lenient (every word may come from a different passage), so `details` also
 carries, per claim, the coverage by the single best context sentence and the answer's novel stems, and the count
-quantifiers ("many", "several", "most": stop words, so no stem measure sees them) that no source uses: the scorer
+quantifiers ("many", "several", "most": a count or share the stem measures miss) that no source uses: the scorer
 combines those as features.
 
 Paraphrase is read as the numeric check reads it: quantities are compared as values

@@ -217,9 +217,10 @@ GENERIC_WORDS: frozenset[str] = frozenset(
 )
 
 # Quantifiers that assert more than a plural does ("many reviewers", "several times", "most customers"): each
-# claims a large number or a share of a set, so a source listing two reviews does not state it. They are stop
-# words, so no content-word measure sees them. "Multiple", "various", "some" and "a few" say no more than a plural
-# and are left out.
+# claims a large number or a share of a set, so a source listing two reviews does not state it. "Most" is a stop
+# word and "several" a generic one, so no content-word measure sees them, and "many" is one novel word among the
+# answer's, weighed like a reworded one. "Multiple", "various", "some" and "a few" say no more than a plural and
+# are left out.
 # One group per claim: a word of the same group in the source states it ("numerous" for "many").
 _QUANTIFIER_GROUPS = ("many numerous countless plenty lots", "several", "most majority")
 COUNT_QUANTIFIERS: dict[str, frozenset[str]] = {
