@@ -25,7 +25,7 @@ from typing import Protocol, Sequence
 
 from stream_guard.checks.alignment import MAX_ANSWER_VALUES, MAX_CONTEXT_VALUES, capped_per_sentence
 from stream_guard.checks.base import elapsed_ms
-from stream_guard.text.claims import Claim, claim_words, extract_claims, unstated_quantifiers
+from stream_guard.text.claims import MAJORITY, Claim, claim_words, extract_claims, states_majority, unstated_quantifiers
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.analysis import ContextAnalysis, shared_counts
 from stream_guard.text.inspection import Inspection
@@ -79,6 +79,7 @@ def context_numbers(inspection: Inspection) -> frozenset[str]:
 
 _NUMBERS = "faithfulness.numbers"  # the ContextAnalysis.derive keys of this check's per-context values
 _FACTS = "faithfulness.facts"
+_SHARES = "faithfulness.shares"
 
 
 def _numbers_of(context: ContextAnalysis) -> frozenset[str]:
@@ -339,7 +340,13 @@ def _quantifiers(text: str, inspection: Inspection) -> tuple[str, ...]:
     """The count quantifiers ("many", "several", "most") of a claim that neither the context nor the question
     uses."""
     asked = inspection.once(("question words",), lambda: frozenset(words(inspection.question.lower())))
-    return unstated_quantifiers(text, inspection.context.words, asked)
+    shares = inspection.context.derive(_SHARES, _majority_of)
+    return unstated_quantifiers(text, inspection.context.words, asked, shares)
+
+
+def _majority_of(context: ContextAnalysis) -> frozenset[str]:
+    """The quantifiers a context's shares over half state ("70% of those infected": "most", "the majority")."""
+    return MAJORITY if states_majority(context.text) else frozenset()
 
 
 def _evidence(g: ClaimGrounding) -> str:

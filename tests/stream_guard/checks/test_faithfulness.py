@@ -265,3 +265,8 @@ def test_a_count_quantifier_no_source_uses_is_named_and_counted() -> None:
     # An ungrounded claim's evidence says which count no source states.
     [finding] = run("Many dragons guard the warehouse.").findings
     assert "no source says 'many'" in finding.evidence
+    # A share over half in the source states "the majority".
+    outbreak = ["81 of the 131 patients gave their vaccination status; 70% of those 81 were unvaccinated."]
+    assert run("The majority of those patients were unvaccinated.", outbreak).details["unstated_quantifiers"] == 0
+    assert run("The majority of those patients were unvaccinated.", [outbreak[0].replace("70%", "a third")]
+               ).details["unstated_quantifiers"] == 1

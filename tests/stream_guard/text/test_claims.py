@@ -8,6 +8,7 @@ from stream_guard.text.claims import (
     is_claim_sentence,
     split_claims,
     split_compound,
+    states_majority,
     strip_meta,
     unstated_quantifiers,
 )
@@ -240,3 +241,22 @@ def test_a_count_quantifier_no_source_uses_is_unstated_and_its_group_states_it()
     # "Multiple", "various", "some", "a few" say no more than a plural; "almost" and "mostly" are other words.
     assert unstated_quantifiers("Multiple reviews, various dishes, some fans, a few tables; almost mostly.",
                                 two_reviews) == ()
+    # "Hundreds of fans" states "many".
+    assert unstated_quantifiers("Many fans came.", frozenset(words("hundreds of fans came"))) == ()
+
+
+def test_a_quantifier_framing_the_answers_own_list_or_a_superlative_counts_nothing_in_the_world() -> None:
+    none = frozenset()
+    # The frame of an enumeration counts the items the answer goes on to give.
+    assert unstated_quantifiers("UTVs and ATVs differ in several ways:", none) == ()
+    assert unstated_quantifiers("Broccoli has numerous health benefits.", none) == ()
+    # "Most" as a superlative ("the most popular", "most effective") or a bound ("at most") is no share of a set.
+    assert unstated_quantifiers("It is the most popular dish and works most effectively, at most twice.", none) == ()
+    assert unstated_quantifiers("Most customers, and most of the staff, agree.", none) == ("most",)
+    assert unstated_quantifiers("Most people agree.", none) == ("most",)
+
+
+def test_a_share_over_half_states_most_and_the_majority() -> None:
+    assert states_majority("70% of those 81 patients were unvaccinated")
+    assert states_majority("Two-thirds of voters agreed; 62 percent stayed.")
+    assert not states_majority("50% of the patients") and not states_majority("15% of them")
