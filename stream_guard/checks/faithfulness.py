@@ -25,7 +25,15 @@ from typing import Protocol, Sequence
 
 from stream_guard.checks.alignment import MAX_ANSWER_VALUES, MAX_CONTEXT_VALUES, capped_per_sentence
 from stream_guard.checks.base import elapsed_ms
-from stream_guard.text.claims import MAJORITY, Claim, claim_words, extract_claims, states_majority, unstated_quantifiers
+from stream_guard.text.claims import (
+    MAJORITY,
+    Claim,
+    claim_words,
+    extract_claims,
+    may_hold_quantifier,
+    states_majority,
+    unstated_quantifiers,
+)
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.analysis import ContextAnalysis, shared_counts
 from stream_guard.text.inspection import Inspection
@@ -339,6 +347,8 @@ def ground_claim(
 def _quantifiers(text: str, inspection: Inspection) -> tuple[str, ...]:
     """The count quantifiers ("many", "several", "most") of a claim that neither the context nor the question
     uses."""
+    if not may_hold_quantifier(text):  # the question's words and the context's shares only when a claim needs them
+        return ()
     asked = inspection.once(("question words",), lambda: frozenset(words(inspection.question.lower())))
     shares = inspection.context.derive(_SHARES, _majority_of)
     return unstated_quantifiers(text, inspection.context.words, asked, shares)

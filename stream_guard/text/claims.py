@@ -257,13 +257,21 @@ def _counts(word: str, before: str, after: str, then: str) -> bool:
     return after == "of" or after in _PLURAL_WITHOUT_S or (after.endswith("s") and not after.endswith(_NOT_PLURAL_ENDINGS))
 
 
+_QUANTIFIER_RE = re.compile(r"\b(?:" + "|".join(sorted(COUNT_QUANTIFIERS)) + r")\b", re.IGNORECASE)
+
+
+def may_hold_quantifier(text: str) -> bool:
+    """Whether a text holds a count quantifier at all: one pass, so the claims that hold none (nearly all) cost
+    nothing more."""
+    return _QUANTIFIER_RE.search(text) is not None
+
+
 def unstated_quantifiers(text: str, *stated: frozenset[str]) -> tuple[str, ...]:
     """The count quantifiers of a claim no word of whose group occurs in any of the `stated` word sets (the
     context's, cached per context, and the question's: a user asking about "many" words it themselves)."""
-    lower = text.lower()
-    if not any(w in lower for w in COUNT_QUANTIFIERS):  # most claims have none: skip tokenising them
+    if not may_hold_quantifier(text):
         return ()
-    tokens = words(lower)
+    tokens = words(text.lower())
     found = []
     for i, w in enumerate(tokens):
         if w in COUNT_QUANTIFIERS and all(COUNT_QUANTIFIERS[w].isdisjoint(s) for s in stated):

@@ -4,8 +4,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_guard.text.claims import (
+    COUNT_QUANTIFIERS,
     extract_claims,
     is_claim_sentence,
+    may_hold_quantifier,
     split_claims,
     split_compound,
     states_majority,
@@ -260,3 +262,10 @@ def test_a_share_over_half_states_most_and_the_majority() -> None:
     assert states_majority("70% of those 81 patients were unvaccinated")
     assert states_majority("Two-thirds of voters agreed; 62 percent stayed.")
     assert not states_majority("50% of the patients") and not states_majority("15% of them")
+
+
+@given(st.lists(st.sampled_from(["Many", "most", "SEVERAL", "almost", "mostly", "lots", "lot", "fans", "came", "70%",
+                                 "x-many", "majority,", "numerous.", "plentyful", " "]), max_size=8))
+def test_the_quantifier_gate_finds_every_quantifier_the_tokens_hold(parts: list[str]) -> None:
+    text = " ".join(parts)
+    assert may_hold_quantifier(text) == any(w in COUNT_QUANTIFIERS for w in words(text.lower()))
