@@ -2,6 +2,7 @@
 in sample and grouped cross-validated.
 
     .venv/bin/python bench/trust.py [--label NAME] [--seeds 7 11 13] [--folds 5] [--penalties 1 3 10 30]
+    .venv/bin/python bench/trust.py --dump /tmp/oof.jsonl      # also write every held-out verdict, to read misses
     .venv/bin/python bench/trust.py --locked --label locked   # the lead, once, at the end of a round
 
 Everything is judged by the installed `stream-guard check` command in a subprocess (spaCy NER, default settings
@@ -53,7 +54,9 @@ over seeds (the JSON also has min and max).
 --locked: the model and threshold are fitted on all development rows the same way, and the locked rows are
 judged with them and as shipped. Only the lead runs this, once, at the end of a round.
 
-Results are merged into bench/results/trust.json under --label.
+Results are merged into bench/results/trust.json under --label. With --dump FILE, every development answer's held-out
+verdict in each seed is also written (JSONL, `held_out_row`): what was missed or flagged, beside the labelled spans,
+for reading the causes (never with --locked: the locked slice is not inspected).
 """
 
 from __future__ import annotations
@@ -239,6 +242,20 @@ def aucs(rows: Sequence[dict[str, Any]], scores: Sequence[float]) -> dict[str, A
     return out
 
 
+def held_out_row(seed: int, row: dict[str, Any], verdict: dict[str, Any], threshold: float) -> dict[str, Any]:
+    """One answer's held-out verdict as --dump writes it: its outcome, score and fold threshold, what the verdict
+    names, and the labelled spans (RAGTruth's `meta.span_meta` texts and notes) to read the misses against."""
+    c = outcome(row, verdict)
+    spans = [{"text": m.get("text"), "note": m.get("note")} for m in (row.get("meta") or {}).get("span_meta") or ()
+             if isinstance(m, dict)]
+    return {"seed": seed, "id": row.get("id"), "task": task_of(row), "model": model_of(row), "label": int(row["label"]),
+            "kept": bool(c["kept"]), "caught": bool(c["caught"]), "score": verdict.get("hallucination_score"),
+            "threshold": threshold, "triggered": verdict.get("triggered") or [],
+            "statements": [{k: s.get(k) for k in ("check", "kind", "statement", "evidence")}
+                           for s in verdict.get("hallucinated_statements") or ()],
+            "spans": spans}
+
+
 # --- thresholds and folds ------------------------------------------------------------------------------------
 
 
@@ -344,9 +361,11 @@ def penalty_sweep(examples: Sequence[Example], targets: int, seeds: Sequence[int
 
 
 def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[int], folds: int,
-                   short: Sequence[dict[str, Any]] = (), penalties: Sequence[float] = ()) -> dict[str, Any]:
+                   short: Sequence[dict[str, Any]] = (), penalties: Sequence[float] = (),
+                   dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Grouped CV over the target rows and, when given, the short-answer rows the shipped model is also fitted on
-    (their figures reported apart, under "short")."""
+    (their figures reported apart, under "short"). Each target row's held-out verdict is appended to `dump` when
+    given (`held_out_row`)."""
     everything = list(rows) + list(short)
     base, _ = judge(everything, workdir, "never_flag", config=never_flag(workdir))
     examples = examples_of(everything, base)
@@ -366,6 +385,8 @@ def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[in
             for i, v in zip(held, judged):
                 verdicts[i], thresholds[i] = v, rule.threshold
         mine = verdicts[:len(rows)]
+        if dump is not None:
+            dump.extend(held_out_row(seed, r, v, t) for r, v, t in zip(rows, mine, thresholds))
         run = {"seed": seed, "outcomes": figures(rows, mine),
                "placement": placement(rows, [float(v["hallucination_score"]) for v in mine],
                                       [thresholds[i] for i in range(len(rows))],
@@ -491,8 +512,13 @@ def main() -> None:
     parser.add_argument("--penalties", type=float, nargs="*", default=[],
                         help="also sweep these L2 penalties of the refit (and one chosen per fold by an inner CV), "
                              "by the shortcut over the never-flagging run")
+    parser.add_argument("--dump", type=Path, help="also write every development answer's held-out verdict per seed "
+                        "to this JSONL file (not with --locked)")
     add_data_option(parser)
     args = parser.parse_args()
+    if args.dump and args.locked:
+        parser.error("--dump writes held-out development verdicts; the locked slice is not inspected")
+    dumped: list[dict[str, Any]] | None = [] if args.dump else None
     started = time.perf_counter()
     run: dict[str, Any] = {"rows": "locked" if args.locked else "development", "machine": machine(),
                            "datasets": {}}
@@ -519,9 +545,13 @@ def main() -> None:
                 "auc": aucs(targets, [float(v["hallucination_score"]) for v in verdicts]), "threshold": rule.threshold}
         else:
             short = [r for name in short_names for r in development_rows(name, False)]
-            run["targets"]["cv"] = cross_validate(targets, workdir, args.seeds, args.folds, short, args.penalties)
+            run["targets"]["cv"] = cross_validate(targets, workdir, args.seeds, args.folds, short, args.penalties,
+                                                  dumped)
     run["seconds"] = round(time.perf_counter() - started, 1)
     path = store_run("trust", args.label, run)
+    if args.dump and dumped is not None:
+        args.dump.write_bytes(b"".join(orjson.dumps(d) + b"\n" for d in dumped))
+        print(f"wrote {len(dumped)} held-out verdicts to {args.dump}")
     report(run)
     print(f"wrote {path} [{args.label}] in {run['seconds']} s")
 

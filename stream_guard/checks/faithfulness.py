@@ -4,8 +4,9 @@ score = grounded claims / claims (1.0 when the answer makes no claims). A claim 
 least `faithfulness_overlap_threshold` of its content stems occur in the context, every quantity it
 states agrees with one the context states, and it says the opposite of no field of a structured chunk.
 Bag-of-context overlap is lenient (every word may come from a different passage), so `details` also
-carries, per claim, the coverage by the single best context sentence and the answer's novel stems: the
-scorer combines those as features.
+carries, per claim, the coverage by the single best context sentence and the answer's novel stems, and the count
+quantifiers ("many", "several", "most": a count or share the stem measures miss) that no source uses: the scorer
+combines those as features.
 
 Paraphrase is read as the numeric check reads it: quantities are compared as values
 (`quantities.extract_quantities`: "three weeks" is "21 days", "1,200" is "1200"), and the words of an
@@ -24,7 +25,15 @@ from typing import Protocol, Sequence
 
 from stream_guard.checks.alignment import MAX_ANSWER_VALUES, MAX_CONTEXT_VALUES, capped_per_sentence
 from stream_guard.checks.base import elapsed_ms
-from stream_guard.text.claims import Claim, claim_words, extract_claims
+from stream_guard.text.claims import (
+    MAJORITY,
+    Claim,
+    claim_words,
+    extract_claims,
+    may_hold_quantifier,
+    states_majority,
+    unstated_quantifiers,
+)
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.analysis import ContextAnalysis, shared_counts
 from stream_guard.text.inspection import Inspection
@@ -42,7 +51,7 @@ from stream_guard.checks.record_claims import (
 )
 from stream_guard.text.frequency import Frequency, frequencies
 from stream_guard.text.schedule import clock_times, day_spans
-from stream_guard.text.words import stem
+from stream_guard.text.words import stem, words
 
 # A figure starts a word, or follows the "x" of a size glued to its first figure ("9x13": 9 and 13).
 _NUMBER_RE = re.compile(r"(?:(?<![\w.])|(?<=\d[xX]))\d+(?:[.,]\d+)*")
@@ -78,6 +87,7 @@ def context_numbers(inspection: Inspection) -> frozenset[str]:
 
 _NUMBERS = "faithfulness.numbers"  # the ContextAnalysis.derive keys of this check's per-context values
 _FACTS = "faithfulness.facts"
+_SHARES = "faithfulness.shares"
 
 
 def _numbers_of(context: ContextAnalysis) -> frozenset[str]:
@@ -116,6 +126,8 @@ class ClaimGrounding:
     wrong_days: tuple[str, ...] = ()
     # Amenities the claim names that the record has no field for (record_claims.unstated_fields).
     unstated: tuple[str, ...] = ()
+    # Count quantifiers ("many", "several", "most") no source uses (claims.unstated_quantifiers).
+    quantifiers: tuple[str, ...] = ()
 
 
 @dataclass
@@ -328,8 +340,23 @@ def ground_claim(
     )
     return ClaimGrounding(
         claim, stems, overlap, best, best_index, missing_words, missing_numbers, grounded, conflicts, wrong_times,
-        wrong_days, unstated,
+        wrong_days, unstated, _quantifiers(claim.text, inspection),
     )
+
+
+def _quantifiers(text: str, inspection: Inspection) -> tuple[str, ...]:
+    """The count quantifiers ("many", "several", "most") of a claim that neither the context nor the question
+    uses."""
+    if not may_hold_quantifier(text):  # the question's words and the context's shares only when a claim needs them
+        return ()
+    asked = inspection.once(("question words",), lambda: frozenset(words(inspection.question.lower())))
+    shares = inspection.context.derive(_SHARES, _majority_of)
+    return unstated_quantifiers(text, inspection.context.words, asked, shares)
+
+
+def _majority_of(context: ContextAnalysis) -> frozenset[str]:
+    """The quantifiers a context's shares over half state ("70% of those infected": "most", "the majority")."""
+    return MAJORITY if states_majority(context.text) else frozenset()
 
 
 def _evidence(g: ClaimGrounding) -> str:
@@ -341,6 +368,8 @@ def _evidence(g: ClaimGrounding) -> str:
         reasons.append(f"the record gives no opening hours on {', '.join(d.capitalize() for d in g.wrong_days)}")
     if g.unstated:
         reasons.append(f"the record says nothing about {', '.join(g.unstated)}")
+    if g.quantifiers:
+        reasons.append(quantifier_evidence(g.quantifiers))
     if g.missing_numbers:
         # "States", not "occurs": "14 weeks" is unsupported where the source says "14 days", although the number
         # 14 occurs in it.
@@ -354,6 +383,12 @@ def _evidence(g: ClaimGrounding) -> str:
         + (f"; missing {missing}{more}" if missing else "")
     )
     return "; ".join(reasons)
+
+
+def quantifier_evidence(quantifiers: Sequence[str]) -> str:
+    """What a claim's unstated count quantifiers amount to, as its evidence says it."""
+    listed = ", ".join(repr(q) for q in quantifiers)
+    return f"no source says {listed} (a count or share it does not state)"
 
 
 def _finding(g: ClaimGrounding, inspection: Inspection) -> Finding:
@@ -389,6 +424,7 @@ def _details(groundings: list[ClaimGrounding], inspection: Inspection) -> dict[s
         "answer_stems": len(answer_stems),
         "novel_stems": len(novel),
         "novel_fraction": round(len(novel) / len(answer_stems), 4) if answer_stems else 0.0,
+        "unstated_quantifiers": sum(len(g.quantifiers) for g in groundings),
         "missing_numbers": sorted({n for g in groundings for n in g.missing_numbers}),
         "field_conflicts": sum(1 for g in groundings for c in g.field_conflicts if not c.empty),
         "empty_fields": sum(1 for g in groundings for c in g.field_conflicts if c.empty),

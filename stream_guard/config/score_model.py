@@ -36,6 +36,10 @@ EVIDENCE: tuple[str, ...] = (
     "structured_novel",  # record x novel_fraction
     "summary_novel",  # summary (no question, no record) x novel_fraction
     "structured_ungrounded",  # record x ungrounded_fraction
+    # Count quantifiers ("many", "several", "most") of the claims that no source or question uses, capped at 4: a
+    # count the source does not state ("many reviewers praise" where the record lists two reviews), which the
+    # measures above miss ("most" is a stop word, "several" a generic word) or count as one reworded word ("many").
+    "unstated_quantifiers",
 )
 
 # Not features: what tells one model's style from another's (how many claims, how long, how assertive). Within

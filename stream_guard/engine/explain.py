@@ -5,8 +5,8 @@ A flag an operator cannot read is a flag nobody can act on or appeal, so every f
 found it and the evidence. The hard signals bring their own findings (a contradiction quotes the source sentence
 and both values, a fabricated entity names the name). The soft evidence rests on the faithfulness check's claims:
 the ones it does not ground carry "only 2 of 7 content words occur ..."; when the score rests on claims it does
-ground, only partly (a word no source mentions, or no single source sentence stating the claim whole), those are
-listed here with what no source states.
+ground, only partly (a word no source mentions, a count such as "many" no source states, or no single source
+sentence stating the claim whole), those are listed here with what no source states.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping, Sequence
 
-from stream_guard.checks.faithfulness import ClaimGrounding
+from stream_guard.checks.faithfulness import ClaimGrounding, quantifier_evidence
 from stream_guard.scoring.score_model import noisy_or
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import Finding, FindingType
@@ -49,8 +49,9 @@ def partial_findings(groundings: Sequence[ClaimGrounding], inspection: Inspectio
                      limit: int = MAX_PARTIAL_CLAIMS) -> list[Finding]:
     """Findings for the claims the faithfulness check grounds only in part, the least supported first: a word
     no source mentions, or no single source sentence stating the claim whole."""
-    partial = [g for g in groundings if g.grounded and (g.missing_words or g.best_sentence_overlap < 1.0)]
-    partial.sort(key=lambda g: (-len(g.missing_words), g.best_sentence_overlap))
+    partial = [g for g in groundings
+               if g.grounded and (g.missing_words or g.quantifiers or g.best_sentence_overlap < 1.0)]
+    partial.sort(key=lambda g: (-len(g.missing_words) - len(g.quantifiers), g.best_sentence_overlap))
     return [_partial_finding(g, inspection) for g in partial[:limit]]
 
 
@@ -61,10 +62,13 @@ def _partial_finding(g: ClaimGrounding, inspection: Inspection) -> Finding:
         source, chunk_id = sentence.text, sentence.chunk_id
     missing = g.missing_words
     closest = round(g.best_sentence_overlap * len(g.stems))
+    said = [quantifier_evidence(g.quantifiers)] if g.quantifiers else []
     if missing:
         listed = ", ".join(repr(w) for w in missing[:_MAX_WORDS_LISTED])
         more = "" if len(missing) <= _MAX_WORDS_LISTED else f" (+{len(missing) - _MAX_WORDS_LISTED} more)"
-        evidence = f"no source mentions {listed}{more}"
+        evidence = "; ".join([*said, f"no source mentions {listed}{more}"])
+    elif said:
+        evidence = said[0]
     else:
         evidence = "every content word occurs in the retrieved context, but no single source sentence states it"
     evidence += f"; the closest source sentence covers {closest} of {len(g.stems)} content words"

@@ -122,6 +122,7 @@ def feature_values(checks: Mapping[str, Any]) -> dict[str, float]:
         structured_novel=structured * novel,
         summary_novel=summary * novel,
         structured_ungrounded=structured * ungrounded,
+        unstated_quantifiers=min(_detail(faith, "unstated_quantifiers"), _CAP),
     )
     return values
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.short_text_cache import cached_when_short
-from stream_guard.text.words import content_words, may_match
+from stream_guard.text.words import content_words, may_match, words
 
 # Lines up to this length are read once per process while recent (bounded: longer ones every time).
 _MAX_CACHED_LINE = 1024
@@ -215,6 +215,71 @@ GENERIC_WORDS: frozenset[str] = frozenset(
     emphasizes emphasized emphasise emphasises emphasised outline outlines outlined ultimately eventually others
     """.split()
 )
+
+# Quantifiers that assert more than a plural does ("many reviewers", "several times", "most customers"): each
+# claims a large number or a share of a set, so a source listing two reviews does not state it. "Most" is a stop
+# word and "several" a generic one, so no content-word measure sees them, and "many" is one novel word among the
+# answer's, weighed like a reworded one. "Multiple", "various", "some" and "a few" say no more than a plural and
+# are left out. One group per claim: a word of the group in the source states it ("numerous" for "many"), and so
+# do the words listed beside it ("hundreds of fans" states "many"; a share over half states "most").
+_QUANTIFIER_GROUPS = {"many numerous countless plenty lots": "hundreds thousands millions dozens",
+                      "several": "", "most majority": ""}
+COUNT_QUANTIFIERS: dict[str, frozenset[str]] = {
+    w: frozenset((group + " " + also).split()) for group, also in _QUANTIFIER_GROUPS.items() for w in group.split()
+}
+MAJORITY = frozenset({"most", "majority"})
+# A share over half, as a source writes it: "70%", "62 percent", "two-thirds", "three quarters".
+_MAJORITY_RE = re.compile(r"\b(?:5[1-9]|[6-9]\d|100)(?:\.\d+)?\s?(?:%|per ?cent)|\b(?:two[- ]thirds|three[- ]quarters)\b",
+                          re.IGNORECASE)
+# Nouns a quantifier frames the answer's own list with ("differ in several ways: ..."): it counts the items the answer
+# goes on to give, not anything in the world.
+_LIST_NOUNS = frozenset("""ways functions benefits reasons factors steps things options types kinds methods tips
+    differences advantages disadvantages features uses aspects points categories""".split())
+_PLURAL_WITHOUT_S = frozenset("people children men women".split())
+_NOT_PLURAL_ENDINGS = ("ss", "ous", "less", "ness", "is")
+
+
+def states_majority(text: str) -> bool:
+    """Whether a text gives a share over half ("70%", "two-thirds"), which states "most" and "the majority"."""
+    return _MAJORITY_RE.search(text) is not None
+
+
+def _counts(word: str, before: str, after: str, then: str) -> bool:
+    """Whether a quantifier in this place counts members of a set: not the frame of the answer's own list ("several
+    ways", "numerous health benefits"), and "most" only as a determiner ("most customers", "most of"), not as a
+    superlative ("the most popular", "most effective", "at most")."""
+    if after in _LIST_NOUNS or then in _LIST_NOUNS:
+        return False
+    if word != "most":
+        return True
+    if before in ("the", "a", "at"):
+        return False
+    return after == "of" or after in _PLURAL_WITHOUT_S or (after.endswith("s") and not after.endswith(_NOT_PLURAL_ENDINGS))
+
+
+_QUANTIFIER_RE = re.compile(r"\b(?:" + "|".join(sorted(COUNT_QUANTIFIERS)) + r")\b", re.IGNORECASE)
+
+
+def may_hold_quantifier(text: str) -> bool:
+    """Whether a text holds a count quantifier at all: one pass, so the claims that hold none (nearly all) cost
+    nothing more."""
+    return _QUANTIFIER_RE.search(text) is not None
+
+
+def unstated_quantifiers(text: str, *stated: frozenset[str]) -> tuple[str, ...]:
+    """The count quantifiers of a claim no word of whose group occurs in any of the `stated` word sets (the
+    context's, cached per context, and the question's: a user asking about "many" words it themselves)."""
+    if not may_hold_quantifier(text):
+        return ()
+    tokens = words(text.lower())
+    found = []
+    for i, w in enumerate(tokens):
+        if w in COUNT_QUANTIFIERS and all(COUNT_QUANTIFIERS[w].isdisjoint(s) for s in stated):
+            before, after, then = (tokens[i - 1] if i else ""), *(tokens[i + 1:i + 3] + ["", ""])[:2]
+            if _counts(w, before, after, then):
+                found.append(w)
+    return tuple(dict.fromkeys(found))
+
 
 # A bare reply to a yes-no question ("Yes", "no.", "Correct"): it asserts the question's proposition (or its
 # denial), so what it claims is the question's content, grounded or not as the question's words are.

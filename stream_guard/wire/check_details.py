@@ -40,6 +40,7 @@ class FaithfulnessDetails(TypedDict, total=False):
     answer_stems: Count
     novel_stems: Count
     novel_fraction: Fraction
+    unstated_quantifiers: Count
     missing_numbers: list[str]
     field_conflicts: Count
     empty_fields: Count

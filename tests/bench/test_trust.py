@@ -1,4 +1,5 @@
-"""bench/trust.py: the placement bound (what shifting the operating point per task type could reach) and the penalty sweep."""
+"""bench/trust.py: the placement bound (what shifting the operating point per task type could reach), the penalty sweep
+and the held-out rows --dump writes."""
 
 from __future__ import annotations
 
@@ -68,3 +69,20 @@ def test_the_penalty_sweep_reports_each_penalty_and_the_one_chosen_inside_each_f
     # With one penalty to choose from, the nested choice is that penalty.
     alone = trust.penalty_sweep(rows, 120, [7], 5, [10.0])
     assert alone["nested"] == alone["10.0"] == sweep["10.0"]
+
+
+def test_a_dumped_held_out_row_says_what_happened_to_the_answer_beside_its_labelled_spans():
+    row = {"id": "r1", "task_type": "Summary", "label": 1, "answer": "Many fans came.",
+           "meta": {"model": "gpt-4-0613", "span_meta": [{"text": "Many fans", "note": "not in the source"}]}}
+    missed = {"delivered_answer": "Many fans came.", "routing": "accept", "hallucination_score": 0.3, "triggered": []}
+    flagged = {"delivered_answer": "", "routing": "fallback", "hallucination_score": 0.6, "flagged": True,
+               "triggered": ["faithfulness"], "hallucinated_statements": [
+                   {"check": "faithfulness", "kind": "weak_support", "statement": "Many fans came.",
+                    "evidence": "no source says 'many'", "source": "Fans came."}]}
+    first = trust.held_out_row(7, row, missed, 0.42)
+    assert (first["caught"], first["kept"], first["score"], first["threshold"]) == (False, False, 0.3, 0.42)
+    assert first["spans"] == [{"text": "Many fans", "note": "not in the source"}] and first["model"] == "gpt-4-0613"
+    second = trust.held_out_row(11, row, flagged, 0.42)
+    assert second["caught"] and second["triggered"] == ["faithfulness"]
+    assert second["statements"] == [{"check": "faithfulness", "kind": "weak_support", "statement": "Many fans came.",
+                                     "evidence": "no source says 'many'"}]

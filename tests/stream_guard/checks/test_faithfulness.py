@@ -255,3 +255,18 @@ def test_a_frequency_no_source_states_in_any_form_is_a_missing_figure() -> None:
     # a price's billing period is the price's, compared as a price: one figure, not two
     assert run("The Pro plan costs $10 per month.").details["missing_numbers"] == ["$10"]
 
+
+
+def test_a_count_quantifier_no_source_uses_is_named_and_counted() -> None:
+    # "Many" and "most" are stop words: without this no measure of the claim sees them.
+    result = run("Most items must be unused. Many returns are accepted within 14 days of delivery.")
+    assert result.details["unstated_quantifiers"] == 2
+    assert run("Items must be unused. Returns are accepted within 14 days.").details["unstated_quantifiers"] == 0
+    # An ungrounded claim's evidence says which count no source states.
+    [finding] = run("Many dragons guard the warehouse.").findings
+    assert "no source says 'many'" in finding.evidence
+    # A share over half in the source states "the majority".
+    outbreak = ["81 of the 131 patients gave their vaccination status; 70% of those 81 were unvaccinated."]
+    assert run("The majority of those patients were unvaccinated.", outbreak).details["unstated_quantifiers"] == 0
+    assert run("The majority of those patients were unvaccinated.", [outbreak[0].replace("70%", "a third")]
+               ).details["unstated_quantifiers"] == 1

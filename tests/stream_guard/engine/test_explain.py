@@ -103,6 +103,23 @@ def test_a_claim_grounded_only_in_part_is_named_when_the_flag_rests_on_it(guard)
     assert statement.source == "Our return policy allows returns within 14 days of purchase."
 
 
+def test_a_count_no_source_states_is_named_when_the_flag_rests_on_it(guard):
+    # Every content word is in the source; what it does not state is how many reviewers said it.
+    reviews = ("Luigi's is an Italian restaurant on Main Street. One review says the pasta was fresh and the service "
+               "friendly. Another review calls the tiramisu the best in town.",)
+    plain = ("Luigi's is an Italian restaurant on Main Street. Reviewers say the pasta is fresh and the service "
+             "friendly, and call the tiramisu the best in town.")
+    counted = ("Luigi's is an Italian restaurant on Main Street. Most reviewers say the pasta is fresh and the service "
+               "friendly, and several call the tiramisu the best in town.")
+    kept, _ = guard.evaluate(AnswerEvent("plain", plain, "", reviews))
+    assert not kept.flagged
+    verdict, _ = guard.evaluate(AnswerEvent("counted", counted, "", reviews))
+    assert verdict.flagged and verdict.triggered == ["faithfulness"]
+    evidence = " ".join(s.evidence for s in verdict.hallucinated_statements if s.check == SOFT_CHECK)
+    assert "no source says 'most'" in evidence and "'several'" in evidence
+    assert_explained(verdict)
+
+
 def test_an_empty_answer_gets_a_fallback_verdict_with_its_reason(guard):
     for answer in ("", "   \n"):
         verdict, record = guard.evaluate(AnswerEvent("e", answer, "How long do returns take?",

@@ -3,7 +3,18 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_guard.text.claims import extract_claims, is_claim_sentence, split_claims, split_compound, strip_meta
+from stream_guard.text.claims import (
+    COUNT_QUANTIFIERS,
+    extract_claims,
+    is_claim_sentence,
+    may_hold_quantifier,
+    split_claims,
+    split_compound,
+    states_majority,
+    strip_meta,
+    unstated_quantifiers,
+)
+from stream_guard.text.words import words
 
 
 def test_plain_sentences_are_claims() -> None:
@@ -218,3 +229,43 @@ def test_the_gates_let_through_what_their_patterns_remove() -> None:
     assert is_claim_sentence("Honey never spoils.")
     # Not ASCII: the long s folds to "s" under IGNORECASE, so the patterns run (and remove the preface).
     assert strip_meta("According to pa\u017f\u017fage 2, honey kills bacteria.") == "honey kills bacteria."
+
+
+def test_a_count_quantifier_no_source_uses_is_unstated_and_its_group_states_it() -> None:
+    two_reviews = frozenset(words("one review praises the pasta; another calls the tiramisu the best in town"))
+    assert unstated_quantifiers("Many reviewers praise the pasta.", two_reviews) == ("many",)
+    assert unstated_quantifiers("Most diners liked it, and several came back.", two_reviews) == ("most", "several")
+    # A word of the same group in the source states it; one of another group does not.
+    assert unstated_quantifiers("Many reviewers praise the pasta.", frozenset(words("numerous reviews"))) == ()
+    assert unstated_quantifiers("Many reviewers praise the pasta.", frozenset(words("several reviews"))) == ("many",)
+    # The user's own word (the question's word set) is no claim of the answer's.
+    assert unstated_quantifiers("Many people use it.", two_reviews, frozenset(words("do many people use it?"))) == ()
+    # "Multiple", "various", "some", "a few" say no more than a plural; "almost" and "mostly" are other words.
+    assert unstated_quantifiers("Multiple reviews, various dishes, some fans, a few tables; almost mostly.",
+                                two_reviews) == ()
+    # "Hundreds of fans" states "many".
+    assert unstated_quantifiers("Many fans came.", frozenset(words("hundreds of fans came"))) == ()
+
+
+def test_a_quantifier_framing_the_answers_own_list_or_a_superlative_counts_nothing_in_the_world() -> None:
+    none = frozenset()
+    # The frame of an enumeration counts the items the answer goes on to give.
+    assert unstated_quantifiers("UTVs and ATVs differ in several ways:", none) == ()
+    assert unstated_quantifiers("Broccoli has numerous health benefits.", none) == ()
+    # "Most" as a superlative ("the most popular", "most effective") or a bound ("at most") is no share of a set.
+    assert unstated_quantifiers("It is the most popular dish and works most effectively, at most twice.", none) == ()
+    assert unstated_quantifiers("Most customers, and most of the staff, agree.", none) == ("most",)
+    assert unstated_quantifiers("Most people agree.", none) == ("most",)
+
+
+def test_a_share_over_half_states_most_and_the_majority() -> None:
+    assert states_majority("70% of those 81 patients were unvaccinated")
+    assert states_majority("Two-thirds of voters agreed; 62 percent stayed.")
+    assert not states_majority("50% of the patients") and not states_majority("15% of them")
+
+
+@given(st.lists(st.sampled_from(["Many", "most", "SEVERAL", "almost", "mostly", "lots", "lot", "fans", "came", "70%",
+                                 "x-many", "majority,", "numerous.", "plentyful", " "]), max_size=8))
+def test_the_quantifier_gate_finds_every_quantifier_the_tokens_hold(parts: list[str]) -> None:
+    text = " ".join(parts)
+    assert may_hold_quantifier(text) == any(w in COUNT_QUANTIFIERS for w in words(text.lower()))
