@@ -51,7 +51,7 @@ from stream_guard.checks.record_claims import (
 )
 from stream_guard.text.frequency import Frequency, frequencies
 from stream_guard.text.schedule import clock_times, day_spans
-from stream_guard.text.words import stem, words
+from stream_guard.text.words import stem
 
 # A figure starts a word, or follows the "x" of a size glued to its first figure ("9x13": 9 and 13).
 _NUMBER_RE = re.compile(r"(?:(?<![\w.])|(?<=\d[xX]))\d+(?:[.,]\d+)*")
@@ -349,9 +349,8 @@ def _quantifiers(text: str, inspection: Inspection) -> tuple[str, ...]:
     uses."""
     if not may_hold_quantifier(text):  # the question's words and the context's shares only when a claim needs them
         return ()
-    asked = inspection.once(("question words",), lambda: frozenset(words(inspection.question.lower())))
     shares = inspection.context.derive(_SHARES, _majority_of)
-    return unstated_quantifiers(text, inspection.context.words, asked, shares)
+    return unstated_quantifiers(text, inspection.context.words, inspection.question_words, shares)
 
 
 def _majority_of(context: ContextAnalysis) -> frozenset[str]:

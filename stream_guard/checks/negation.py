@@ -422,7 +422,7 @@ class _Pairing:
             if head not in (theirs.negated if negated else theirs.positive):
                 continue
             other = theirs.negated[head] if negated else theirs.mention(head)
-            if other is not None and _about_same(mine, other):
+            if _about_same(mine, other):
                 return True
         return False
 

@@ -268,10 +268,9 @@ def may_hold_quantifier(text: str) -> bool:
 
 def unstated_quantifiers(text: str, *stated: frozenset[str]) -> tuple[str, ...]:
     """The count quantifiers of a claim no word of whose group occurs in any of the `stated` word sets (the
-    context's, cached per context, and the question's: a user asking about "many" words it themselves)."""
-    if not may_hold_quantifier(text):
-        return ()
-    tokens = words(text.lower())
+    context's, cached per context, and the question's: a user asking about "many" words it themselves). Callers
+    on a hot path test may_hold_quantifier first, before they gather the `stated` sets."""
+    tokens = words(text)
     found = []
     for i, w in enumerate(tokens):
         if w in COUNT_QUANTIFIERS and all(COUNT_QUANTIFIERS[w].isdisjoint(s) for s in stated):

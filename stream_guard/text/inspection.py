@@ -25,7 +25,7 @@ from stream_guard.wire.events import Chunk
 from stream_guard.text.markup import Markup, read_markup
 from stream_guard.text.records import Record, read_record
 from stream_guard.text.quantities import Quantity
-from stream_guard.text.words import stem_set
+from stream_guard.text.words import stem_set, words
 
 
 def read_chunks(chunks: tuple[Chunk, ...]) -> tuple[tuple[Chunk, ...], tuple[Record | None, ...]]:
@@ -69,7 +69,8 @@ def as_chunks(context: Iterable[str | Chunk] | str | None) -> tuple[Chunk, ...]:
 
 # The cached views that read only the question and the context, never the answer.
 CONTEXT_VIEWS = ("structured", "context_text", "context_lower", "context_sentences", "field_sentence_ids",
-                 "context_sentence_stems", "sentence_index", "context_stems", "chunk_stems", "question_stems")
+                 "context_sentence_stems", "sentence_index", "context_stems", "chunk_stems", "question_stems",
+                 "question_words")
 
 
 @dataclass(frozen=True)
@@ -235,6 +236,10 @@ class Inspection:
     @cached_property
     def question_stems(self) -> frozenset[str]:
         return stem_set(self.question)
+
+    @cached_property
+    def question_words(self) -> frozenset[str]:
+        return frozenset(words(self.question))
 
     def chunk_by_ref(self, ref: str) -> int | None:
         """0-based index of the chunk a citation names: a chunk id first, else a 1-based position."""

@@ -195,8 +195,8 @@ _GATES = [
 @settings(max_examples=400)
 @given(_texts)
 def test_a_text_the_word_gate_turns_away_matches_none_of_its_patterns(text: str) -> None:
-    for words, pattern, how in _GATES:
-        if not claims_module.may_match(text, words):
+    for needles, pattern, how in _GATES:
+        if not claims_module.may_match(text, needles):
             assert getattr(pattern, how)(text) is None, (pattern.pattern[:40], text)
 
 
