@@ -1,6 +1,8 @@
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream_guard.heal import readability
 from stream_guard.heal.readability import is_readable, readability_problems
@@ -144,3 +146,10 @@ def test_a_run_of_blank_lines_is_read_in_linear_time() -> None:
     assert not readability._key_value_dump(blank)
     assert readability._KEY_VALUE_LINE_RE.search(blank) is None and readability._KEY_VALUE_RE.search(blank) is None
     assert readability.readability_problems(blank + "Refunds take 30 days.") == ()
+
+
+@given(st.lists(st.sampled_from(["a", "B", " ", "\n", "\t", "\x1c", "\u00a0", "\u2028", "\x85", "İ", "x y"]),
+                max_size=20).map("".join) | st.text(max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_normalising_by_split_is_collapsing_whitespace_by_pattern(text: str) -> None:
+    assert readability._normalise(text) == re.sub(r"\s+", " ", text).strip().lower()
