@@ -5,6 +5,7 @@ dots dropped, as checks/entities.fold does), so "U.S." is "us"."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 _STATES = {
@@ -83,3 +84,44 @@ def variants(folded: str) -> tuple[str, ...]:
             if len(out) >= MAX_VARIANTS:
                 return tuple(out)
     return tuple(out)
+
+
+# An abbreviation is matched only as capitals ("US", "U.S.", "ET"): lower-case "us" is a pronoun, "et" a Latin word.
+_ABBREVIATION_RE = re.compile(r"(?<![\w.])[A-Z](?:\.?[A-Z0-9]){1,2}\.?(?![\w])")
+
+
+def _is_abbreviation(form: str) -> bool:
+    return " " not in form and len(form) <= 3
+
+
+def stated_name_groups(text: str, words: frozenset[str]) -> tuple[tuple[str, ...], ...]:
+    """The name groups (`_GROUPS`) that `text` writes in some form: an abbreviation in capitals, a one-word name
+    among `words` (the text's lower-case words), a longer name as a phrase."""
+    abbreviations = {m.group().replace(".", "").lower() for m in _ABBREVIATION_RE.finditer(text)}
+    lower = text.lower()
+    out = []
+    for group in _GROUPS:
+        for form in group:
+            if _is_abbreviation(form):
+                found = form in abbreviations
+            elif " " in form:
+                found = re.search(rf"\b{form}\b", lower) is not None
+            else:
+                found = form in words
+            if found:
+                out.append(group)
+                break
+    return tuple(out)
+
+
+def equivalent_words(claim_lower: str, groups: tuple[tuple[str, ...], ...]) -> frozenset[str]:
+    """Words of `claim_lower` that only write a name of `groups` another way: a one-word form ("uk", "britain"),
+    or every word of a longer form the claim writes whole ("united kingdom")."""
+    out: set[str] = set()
+    for group in groups:
+        for form in group:
+            if " " not in form:
+                out.add(form)
+            elif re.search(rf"\b{form}\b", claim_lower):
+                out.update(form.split())
+    return frozenset(out)
