@@ -225,10 +225,12 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
     verdicts = [facts.supports(q) or any(ok and _overlap(q, f) for f, ok in zip(often, oftened)) for q in quantities]
     # A date the source states in another form ("January 31, 2026" for "2026-01-31") is supported whole: its
     # month name is grounded and its figures are not compared one by one.
-    dated = [d for d in stated_dates(text) if any(stated_by(d, c) for c in facts.dates)]
+    answer_dates = stated_dates(text)
+    dated = [d for d in answer_dates if any(stated_by(d, c) for c in facts.dates)] if answer_dates else []
     # Days inside a span the source names ("weekdays" for "Monday to Friday", "Tuesday" in "Mon-Fri") are borne
     # out; the schedule checks compare what is said of them.
-    days = [d for d in day_spans(text) if any(d.days <= c for c in facts.days)] if facts.days else []
+    answer_days = day_spans(text)
+    days = [d for d in answer_days if any(d.days <= c for c in facts.days)] if answer_days else []
     supported: list[_Span] = [_with_price_verb(text, q) for q, ok in zip(quantities, verdicts) if ok]
     supported += [t for t, ok in zip(times, timed) if ok] + [f for f, ok in zip(often, oftened) if ok] + dated + days
     missing = [q.text for q, ok in zip(quantities, verdicts) if not ok]
@@ -246,8 +248,8 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
 
 # A cheap gate for the figures of a claim without digits or number words: days ("weekdays", "Mon") and months.
 _CALENDAR_RE = re.compile(
-    r"(?i:mon|tue|wed|thu|fri|sat|sun|week)|January|February|March|April|May|June|July|August|September|October"
-    r"|November|December"
+    r"\b(?:(?i:(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day)?s?|week(?:day|end)s?)|January|February|March|April"
+    r"|May|June|July|August|September|October|November|December)\b"
 )
 
 

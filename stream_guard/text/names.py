@@ -86,28 +86,34 @@ def variants(folded: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-# An abbreviation is matched only as capitals ("US", "U.S.", "ET"): lower-case "us" is a pronoun, "et" a Latin word.
-_ABBREVIATION_RE = re.compile(r"(?<![\w.])[A-Z](?:\.?[A-Z0-9]){1,2}\.?(?![\w])")
-
-
 def _is_abbreviation(form: str) -> bool:
     return " " not in form and len(form) <= 3
 
 
+@lru_cache(maxsize=256)
+def _capitals_re(form: str) -> re.Pattern[str]:
+    # An abbreviation counts only in capitals, dotted or not ("US", "U.S."): "us" is a pronoun, "et" Latin.
+    return re.compile(r"(?<![\w.])" + r"\.?".join(re.escape(c) for c in form.upper()) + r"\.?(?!\w)")
+
+
 def stated_name_groups(text: str, words: frozenset[str]) -> tuple[tuple[str, ...], ...]:
     """The name groups (`_GROUPS`) that `text` writes in some form: an abbreviation in capitals, a one-word name
-    among `words` (the text's lower-case words), a longer name as a phrase."""
-    abbreviations = {m.group().replace(".", "").lower() for m in _ABBREVIATION_RE.finditer(text)}
-    lower = text.lower()
+    among `words` (the text's lower-case words), a longer name as a phrase. Every form is first looked up among
+    `words` (its first word), so a long text is scanned only for the few forms it may hold."""
+    lower: str | None = None
     out = []
     for group in _GROUPS:
         for form in group:
+            first = form.split(" ", 1)[0]
+            if first not in words and not (_is_abbreviation(form) and len(form) >= 2 and form[0] in words):
+                continue  # "U.S." leaves the word "u" (and "s") among the words
             if _is_abbreviation(form):
-                found = form in abbreviations
+                found = _capitals_re(form).search(text) is not None
             elif " " in form:
+                lower = text.lower() if lower is None else lower
                 found = re.search(rf"\b{form}\b", lower) is not None
             else:
-                found = form in words
+                found = True
             if found:
                 out.append(group)
                 break

@@ -311,3 +311,5 @@ def test_a_well_known_name_written_another_way_is_grounded() -> None:
     assert pronoun.details["novel_stems"] == 1
     assert run("Acme Logistics operates warehouses in the United Kingdom.", ["Acme Logistics operates UK warehouses."]
                ).details["novel_stems"] == 0
+    dotted = ["Acme Logistics operates U.S. warehouses."]
+    assert run("Acme Logistics operates warehouses in the United States.", dotted).details["novel_stems"] == 0
