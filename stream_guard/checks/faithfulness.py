@@ -245,7 +245,10 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...], int
         owned += [(q.start, q.end) for q in quantities if q.unit in MONEY_UNITS]
         missing += [f.text for f, ok in zip(often, oftened) if not ok and not any(a < f.end and f.start < b for a, b in owned)]
     missing += sorted(numbers_in(_strip_spans(text, [*quantities, *times, *often, *dated])) - facts.numbers)
-    return _strip_spans(text, supported), tuple(dict.fromkeys(missing)), len(supported)
+    # A bare year stated as the source does is grounded but does not count as a stated value: many facts share a
+    # year, while a day, a time or a frequency pins one down (score_model.short_finding reads the count).
+    years = sum(1 for d in dated if d.quarter is None and all(r[1] is None for r in d.readings))
+    return _strip_spans(text, supported), tuple(dict.fromkeys(missing)), len(supported) - years
 
 
 # A cheap gate for the figures of a claim without digits or number words: days ("weekdays", "Mon") and months.
