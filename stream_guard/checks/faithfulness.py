@@ -130,7 +130,7 @@ class ClaimGrounding:
     unstated: tuple[str, ...] = ()
     # Count quantifiers ("many", "several", "most") no source uses (claims.unstated_quantifiers).
     quantifiers: tuple[str, ...] = ()
-    # Values the claim states as its source does, in any form: quantities, clock times, frequencies, dates, days.
+    # Values the claim states as its source does, in any form: quantities, clock times, frequencies, days (not dates).
     stated_values: int = 0
 
 
@@ -245,10 +245,11 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...], int
         owned += [(q.start, q.end) for q in quantities if q.unit in MONEY_UNITS]
         missing += [f.text for f, ok in zip(often, oftened) if not ok and not any(a < f.end and f.start < b for a, b in owned)]
     missing += sorted(numbers_in(_strip_spans(text, [*quantities, *times, *often, *dated])) - facts.numbers)
-    # A bare year stated as the source does is grounded but does not count as a stated value: many facts share a
-    # year, while a day, a time or a frequency pins one down (score_model.short_finding reads the count).
-    years = sum(1 for d in dated if d.quarter is None and all(r[1] is None for r in d.readings))
-    return _strip_spans(text, supported), tuple(dict.fromkeys(missing)), len(supported) - years
+    # A date stated as the source does is grounded but not counted as a stated value (score_model.short_finding
+    # reads the count): a date names an event, and which event is the claim ("died on May 23, 2015" where the
+    # source gives that day for another event). A clock time, a frequency or a weekday span answers "when" or "how
+    # often" of the claim's own subject.
+    return _strip_spans(text, supported), tuple(dict.fromkeys(missing)), len(supported) - len(dated)
 
 
 # A cheap gate for the figures of a claim without digits or number words: days ("weekdays", "Mon") and months.
