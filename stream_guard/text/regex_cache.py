@@ -59,15 +59,18 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - na
     entries = _load()
     key = (pattern, flags)
     stored = entries.get(key)
+    if stored is not None:
+        try:
+            return _sre.compile(pattern, *stored)  # type: ignore[no-any-return]
+        except (TypeError, ValueError, RuntimeError):  # not what this engine wrote (_sre checks the code)
+            del entries[key]
+    stored = _compiled(pattern, flags)
     if stored is None:
-        stored = _compiled(pattern, flags)
-        if stored is None:
-            return re.compile(pattern, flags)
-        if len(entries) < MAX_ENTRIES:
-            entries[key] = stored
-            _note_added()
-    final_flags, code, groups, groupindex, indexgroup = stored
-    return _sre.compile(pattern, final_flags, code, groups, groupindex, indexgroup)  # type: ignore[no-any-return]
+        return re.compile(pattern, flags)
+    if len(entries) < MAX_ENTRIES:
+        entries[key] = stored
+        _note_added()
+    return _sre.compile(pattern, *stored)  # type: ignore[no-any-return]
 
 
 def _compiled(pattern: str, flags: int) -> _Compiled | None:

@@ -109,6 +109,8 @@ def test_a_damaged_or_unwritable_cache_only_costs_the_compilation(
     fresh_cache.mkdir(parents=True)
     regex_cache.cache_file().write_bytes(b"\x00not marshal")
     assert regex_cache.compile(r"(\d+) days") == re.compile(r"(\d+) days")
+    regex_cache._load()[(r"(\d+) weeks", 0)] = (32, [1, 2, 3], 0, {}, (None,))  # code _sre rejects
+    assert regex_cache.compile(r"(\d+) weeks") == re.compile(r"(\d+) weeks")
     blocked = fresh_cache / "a-file"
     blocked.write_bytes(b"")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))  # its directory cannot be made: skipped, not an error
