@@ -266,7 +266,9 @@ def check(events: Path, out: Path, *, config: Path | None = None, ner: str = "sp
     if config is not None:
         command += ["--config", str(config)]
     cpu_before, started = children_cpu(), time.perf_counter()
-    done = subprocess.run(command, check=True, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(command, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-2000:]}")
     cost: dict[str, Any] = {"wall_s": time.perf_counter() - started, "cpu_s": children_cpu() - cpu_before}
     summary = re.search(r"NER (\S+), (\d+) process", done.stderr)
     if summary is None:

@@ -234,6 +234,14 @@ def dates_agree(a: DateMention, b: DateMention) -> bool | None:
     return False
 
 
+def stated_by(d: DateMention, source: DateMention) -> bool:
+    """Whether `source` states every part `d` gives, with the same value ("January 31, 2026" by "2026-01-31",
+    "2026" by "March 2026"; not "March 2026" by "2026", which leaves the month open)."""
+    if d.quarter is not None and _quarter_of(source) != d.quarter:
+        return False
+    return any(all(x is None or x == y for x, y in zip(ra, rb)) for ra in d.readings for rb in source.readings)
+
+
 @dataclass(frozen=True)
 class _Placed:
     date: DateMention
@@ -246,15 +254,20 @@ _POOL = "dates.pool"  # the ContextAnalysis.derive key of the context's dates
 def _context_pool(context: ContextAnalysis) -> tuple[_Placed, ...]:
     """The context's dates, the first MAX_CONTEXT_VALUES, each with the sentence it is in."""
     texts = (s.text for s in context.sentences)
-    context_dates = capped_per_sentence(texts, _dates_if_any, MAX_CONTEXT_VALUES)
-    return tuple(_Placed(d, i) for i, dates in enumerate(context_dates) for d in dates)
+    found = capped_per_sentence(texts, stated_dates, MAX_CONTEXT_VALUES)
+    return tuple(_Placed(d, i) for i, dates in enumerate(found) for d in dates)
+
+
+def context_dates(context: ContextAnalysis) -> tuple[_Placed, ...]:
+    """The context's dates (the first MAX_CONTEXT_VALUES), each with its sentence; computed once per context."""
+    return context.derive(_POOL, _context_pool)
 
 
 def analyze_dates(view: ContradictionView) -> list[Finding]:
     answer_dates = capped_per_sentence((a.text for a in view.answer), extract_dates, MAX_ANSWER_VALUES)
     if not any(answer_dates):
         return []
-    pool = view.inspection.context.derive(_POOL, _context_pool)
+    pool = context_dates(view.inspection.context)
     findings: list[Finding] = []
     for sentence, dates in zip(view.answer, answer_dates):
         overlaps = view.answer_overlaps[sentence.index]
@@ -277,7 +290,8 @@ _HAS_YEAR_OR_MONTH = regex_cache.compile(
 )
 
 
-def _dates_if_any(text: str) -> list[DateMention]:
+def stated_dates(text: str) -> list[DateMention]:
+    """The dates of `text`, after a cheap test that it names a month or holds a digit."""
     return extract_dates(text) if _HAS_YEAR_OR_MONTH.search(text) else []
 
 

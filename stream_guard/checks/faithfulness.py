@@ -50,7 +50,9 @@ from stream_guard.checks.record_claims import (
     time_conflicts,
     unstated_fields,
 )
-from stream_guard.text.frequency import Frequency, frequencies
+from stream_guard.checks.dates import DateMention, context_dates, stated_by, stated_dates
+from stream_guard.text.frequency import Frequency, frequencies, stated_frequencies
+from stream_guard.text.names import equivalent_words, stated_name_groups
 from stream_guard.text.schedule import clock_times, day_spans
 from stream_guard.text.words import stem
 
@@ -150,9 +152,25 @@ class _ContextFacts:
 
     @cached_property
     def frequencies(self) -> list[Frequency]:
-        """Frequencies the context states (the first MAX_CONTEXT_VALUES)."""
+        """Frequencies the context states (the first MAX_CONTEXT_VALUES), bare adverbs of period included."""
         texts = (sentence.text for sentence in self.context.sentences)
-        return [f for found in capped_per_sentence(texts, frequencies, MAX_CONTEXT_VALUES) for f in found]
+        return [f for found in capped_per_sentence(texts, stated_frequencies, MAX_CONTEXT_VALUES) for f in found]
+
+    @cached_property
+    def names(self) -> tuple[tuple[str, ...], ...]:
+        """The well-known names the context writes in some form (text/names.py: "UK", "United Kingdom")."""
+        return stated_name_groups(self.context.text, self.context.words)
+
+    @cached_property
+    def days(self) -> tuple[frozenset[str], ...]:
+        """The sets of weekdays the context names ("Monday to Friday", "weekends"; the first MAX_CONTEXT_VALUES)."""
+        texts = (sentence.text for sentence in self.context.sentences)
+        return tuple(d.days for found in capped_per_sentence(texts, day_spans, MAX_CONTEXT_VALUES) for d in found)
+
+    @cached_property
+    def dates(self) -> tuple[DateMention, ...]:
+        """Dates the context states (the first MAX_CONTEXT_VALUES), as the date check reads them."""
+        return tuple(p.date for p in context_dates(self.context))
 
     @property
     def pools(self) -> dict[str, list[Quantity]]:
@@ -199,13 +217,23 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
     identifiers) that occur nowhere in the context. At most MAX_ANSWER_VALUES quantities of a claim are
     compared; any past them are read as plain numbers."""
     quantities = extract_quantities(text)[:MAX_ANSWER_VALUES]
-    verdicts = [facts.supports(q) for q in quantities]
     times = clock_times(text)
     timed = [any(t.minutes == c or {t.minutes, c} <= {0, 1440} for c in facts.clock) for t in times]
     often = frequencies(text)
     oftened = [any(f.agrees(c) for c in facts.frequencies) for f in often]
+    # "two times a day" is also read as a rate of 2 times/day: as a frequency it is compared in every form
+    # ("twice daily", "every 12 hours"), so a frequency the source states supports the quantity it overlaps.
+    verdicts = [facts.supports(q) or any(ok and _overlap(q, f) for f, ok in zip(often, oftened)) for q in quantities]
+    # A date the source states in another form ("January 31, 2026" for "2026-01-31") is supported whole: its
+    # month name is grounded and its figures are not compared one by one.
+    answer_dates = stated_dates(text)
+    dated = [d for d in answer_dates if any(stated_by(d, c) for c in facts.dates)] if answer_dates else []
+    # Days inside a span the source names ("weekdays" for "Monday to Friday", "Tuesday" in "Mon-Fri") are borne
+    # out; the schedule checks compare what is said of them.
+    answer_days = day_spans(text)
+    days = [d for d in answer_days if any(d.days <= c for c in facts.days)] if answer_days else []
     supported: list[_Span] = [_with_price_verb(text, q) for q, ok in zip(quantities, verdicts) if ok]
-    supported += [t for t, ok in zip(times, timed) if ok] + [f for f, ok in zip(often, oftened) if ok]
+    supported += [t for t, ok in zip(times, timed) if ok] + [f for f, ok in zip(often, oftened) if ok] + dated + days
     missing = [q.text for q, ok in zip(quantities, verdicts) if not ok]
     missing += [t.text for t, ok in zip(times, timed) if not ok]
     # A frequency no source states in any form is a figure no source states. Not one that is the days of a
@@ -215,8 +243,19 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
         owned = [(d.start, d.end) for d in day_spans(text)]
         owned += [(q.start, q.end) for q in quantities if q.unit in MONEY_UNITS]
         missing += [f.text for f, ok in zip(often, oftened) if not ok and not any(a < f.end and f.start < b for a, b in owned)]
-    missing += sorted(numbers_in(_strip_spans(text, [*quantities, *times, *often])) - facts.numbers)
+    missing += sorted(numbers_in(_strip_spans(text, [*quantities, *times, *often, *dated])) - facts.numbers)
     return _strip_spans(text, supported), tuple(dict.fromkeys(missing))
+
+
+# A cheap gate for the figures of a claim without digits or number words: days ("weekdays", "Mon") and months.
+_CALENDAR_RE = re.compile(
+    r"\b(?:(?i:(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day)?s?|week(?:day|end)s?)|January|February|March|April"
+    r"|May|June|July|August|September|October|November|December)\b"
+)
+
+
+def _overlap(a: "_Span", b: "_Span") -> bool:
+    return a.start < b.end and b.start < a.end
 
 
 class _Span(Protocol):
@@ -308,7 +347,10 @@ def ground_claim(
     overlap_threshold: float,
 ) -> ClaimGrounding:
     facts = numbers if isinstance(numbers, _ContextFacts) else _ContextFacts(inspection.context, numbers)
-    text, missing_numbers = _figures(claim.text, facts) if may_contain_quantity(claim.text) else (claim.text, ())
+    has_figures = may_contain_quantity(claim.text) or (
+        _CALENDAR_RE.search(claim.text) is not None and bool(facts.days or facts.dates)
+    )
+    text, missing_numbers = _figures(claim.text, facts) if has_figures else (claim.text, ())
     text, quoted = _without_verbatim_quotes(text, inspection)
     words = claim_words(text)
     if missing_numbers or any(w[:1].isdigit() for w in words):
@@ -321,6 +363,10 @@ def ground_claim(
         words = []  # a verbatim quote and its framing ("As the source puts it: ...") is grounded by the quote
     if facts.neutral:
         words = [w for w in words if stem(w) not in facts.neutral]
+    if facts.names:
+        # "the UK" where the source writes "the United Kingdom": one name, written another way.
+        named = equivalent_words(text.lower(), facts.names)
+        words = [w for w in words if w not in named]
     stems = frozenset(stem(w) for w in words)
     context = inspection.context_stems
     overlap = len(stems & context) / len(stems) if stems else 1.0

@@ -58,6 +58,26 @@ def frequencies(text: str) -> list[Frequency]:
     return list(_frequencies(text)) if text and mentions(text, _NEEDLES) else []
 
 
+# A bare adverb of period states once per period ("billed annually" is "once a year"). Not read by
+# `frequencies`: in an answer, "open daily" names a schedule's days and "$10 monthly" a price's period, which
+# the schedule and billing checks compare; as a source's wording it can only bear out a frequency.
+_BARE_ADVERB_RE = re.compile(r"\b(hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually)\b",
+                             re.IGNORECASE)
+
+
+def stated_frequencies(text: str) -> list[Frequency]:
+    """What a source's `text` says of how often: its frequencies, and each bare adverb of period as once per
+    period ("annually" bears out "once a year", "daily" bears out "once a day")."""
+    found = frequencies(text)
+    if not text or not mentions(text, _NEEDLES):
+        return found
+    for m in _BARE_ADVERB_RE.finditer(text):
+        if not any(f.start <= m.start() < f.end for f in found):
+            low, high = _PERIOD_DAYS[_ADVERB[m.group(1).lower()]]
+            found.append(Frequency(m.group(), m.start(), m.end(), 1 / high, 1 / low))
+    return found
+
+
 @lru_cache(maxsize=16384)
 def _frequencies(text: str) -> tuple[Frequency, ...]:
     out: list[Frequency] = []

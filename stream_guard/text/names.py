@@ -5,6 +5,7 @@ dots dropped, as checks/entities.fold does), so "U.S." is "us"."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 _STATES = {
@@ -83,3 +84,50 @@ def variants(folded: str) -> tuple[str, ...]:
             if len(out) >= MAX_VARIANTS:
                 return tuple(out)
     return tuple(out)
+
+
+def _is_abbreviation(form: str) -> bool:
+    return " " not in form and len(form) <= 3
+
+
+@lru_cache(maxsize=256)
+def _capitals_re(form: str) -> re.Pattern[str]:
+    # An abbreviation counts only in capitals, dotted or not ("US", "U.S."): "us" is a pronoun, "et" Latin.
+    return re.compile(r"(?<![\w.])" + r"\.?".join(re.escape(c) for c in form.upper()) + r"\.?(?!\w)")
+
+
+def stated_name_groups(text: str, words: frozenset[str]) -> tuple[tuple[str, ...], ...]:
+    """The name groups (`_GROUPS`) that `text` writes in some form: an abbreviation in capitals, a one-word name
+    among `words` (the text's lower-case words), a longer name as a phrase. Every form is first looked up among
+    `words` (its first word), so a long text is scanned only for the few forms it may hold."""
+    lower: str | None = None
+    out = []
+    for group in _GROUPS:
+        for form in group:
+            first = form.split(" ", 1)[0]
+            if first not in words and not (_is_abbreviation(form) and len(form) >= 2 and form[0] in words):
+                continue  # "U.S." leaves the word "u" (and "s") among the words
+            if _is_abbreviation(form):
+                found = _capitals_re(form).search(text) is not None
+            elif " " in form:
+                lower = text.lower() if lower is None else lower
+                found = re.search(rf"\b{form}\b", lower) is not None
+            else:
+                found = True
+            if found:
+                out.append(group)
+                break
+    return tuple(out)
+
+
+def equivalent_words(claim_lower: str, groups: tuple[tuple[str, ...], ...]) -> frozenset[str]:
+    """Words of `claim_lower` that only write a name of `groups` another way: a one-word form ("uk", "britain"),
+    or every word of a longer form the claim writes whole ("united kingdom")."""
+    out: set[str] = set()
+    for group in groups:
+        for form in group:
+            if " " not in form:
+                out.add(form)
+            elif re.search(rf"\b{form}\b", claim_lower):
+                out.update(form.split())
+    return frozenset(out)

@@ -270,3 +270,46 @@ def test_a_count_quantifier_no_source_uses_is_named_and_counted() -> None:
     assert run("The majority of those patients were unvaccinated.", outbreak).details["unstated_quantifiers"] == 0
     assert run("The majority of those patients were unvaccinated.", [outbreak[0].replace("70%", "a third")]
                ).details["unstated_quantifiers"] == 1
+
+
+def test_a_frequency_written_another_way_is_the_source_s_figure() -> None:
+    # "two times a day" is also read as a rate of 2 times/day: it is still the source's "twice daily".
+    dosage = ["Adults: take 500 mg twice daily with food. Do not exceed 1,000 mg in 24 hours."]
+    assert run("Adults take 500 mg two times a day with food.", dosage).details["missing_numbers"] == []
+    assert run("Adults take 500 mg three times a day with food.", dosage).details["missing_numbers"] != []
+    # a bare adverb of period in the source states once per period
+    billing = ["The Business plan is billed annually in advance."]
+    assert run("The Business plan is billed once a year, in advance.", billing).details["missing_numbers"] == []
+    assert run("The Business plan is billed twice a year, in advance.", billing).details["missing_numbers"] == [
+        "twice a year"]
+
+
+def test_a_date_the_source_writes_in_another_format_is_grounded_whole() -> None:
+    context = ["Applications for the spring intake close on 2026-01-31 at 23:59 UTC."]
+    same = run("Applications for the spring intake close on January 31, 2026 at 23:59 UTC.", context)
+    assert same.details["novel_stems"] == 0 and not same.flagged
+    # a month the source does not give is not grounded by its year
+    added = run("Applications for the spring intake close in March 2026.",
+                ["Applications for the spring intake close in 2026."])
+    assert added.details["novel_stems"] == 1
+    other_month = run("Applications for the spring intake close on February 28, 2026 at 23:59 UTC.", context)
+    assert other_month.details["novel_stems"] == 1 or other_month.details["missing_numbers"]
+
+
+def test_days_inside_a_span_the_source_names_are_grounded() -> None:
+    context = ["Phone support is available Monday to Friday, 9:00 a.m. to 5:00 p.m. Eastern Time."]
+    assert run("Phone support is available on weekdays.", context).details["novel_stems"] == 0
+    assert run("Phone support is available on weekends.", context).details["novel_stems"] == 1
+
+
+def test_a_well_known_name_written_another_way_is_grounded() -> None:
+    context = ["Acme Logistics operates warehouses in the United States and the United Kingdom."]
+    assert run("Acme Logistics operates warehouses in the USA and the UK.", context).details["novel_stems"] == 0
+    assert run("Acme Logistics operates warehouses in the EU.", context).details["novel_stems"] == 1
+    # an abbreviation in the source counts only in capitals: "us" the pronoun is no country
+    pronoun = run("Acme Logistics operates warehouses in America.", ["Write to us: Acme Logistics operates warehouses."])
+    assert pronoun.details["novel_stems"] == 1
+    assert run("Acme Logistics operates warehouses in the United Kingdom.", ["Acme Logistics operates UK warehouses."]
+               ).details["novel_stems"] == 0
+    dotted = ["Acme Logistics operates U.S. warehouses."]
+    assert run("Acme Logistics operates warehouses in the United States.", dotted).details["novel_stems"] == 0
