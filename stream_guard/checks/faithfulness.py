@@ -248,7 +248,7 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
 
 
 # A cheap gate for the figures of a claim without digits or number words: days ("weekdays", "Mon") and months.
-_CALENDAR_RE = re.compile(
+_CALENDAR_RE = regex_cache.compile(
     r"\b(?:(?i:(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day)?s?|week(?:day|end)s?)|January|February|March|April"
     r"|May|June|July|August|September|October|November|December)\b"
 )
