@@ -9,8 +9,8 @@ pattern from it with `_sre.compile`, the call `re.compile` itself ends with: the
 test_regex_cache.py checks it for every pattern routed here).
 
 The file is named for the interpreter's version and the regex engine's `MAGIC`, so another Python never reads
-it. Where this interpreter has not the private compiler functions used here, or the cache cannot be read or
-written, `compile` is `re.compile`. Only fixed patterns (module constants, spaCy's language data) come here:
+it. Where this interpreter lacks the private compiler steps used here (or they changed), or the cache cannot be
+read or written, `compile` is `re.compile`. Only fixed patterns (module constants, spaCy's language data) come here:
 the file holds at most `MAX_ENTRIES` patterns.
 """
 
@@ -64,13 +64,17 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - na
             return _sre.compile(pattern, *stored)  # type: ignore[no-any-return]
         except (TypeError, ValueError, RuntimeError):  # not what this engine wrote (_sre checks the code)
             del entries[key]
-    stored = _compiled(pattern, flags)
-    if stored is None:
+    try:
+        stored = _compiled(pattern, flags)
+        built = _sre.compile(pattern, *stored) if stored is not None else None
+    except (AttributeError, TypeError):  # a Python whose private compiler steps differ: its own re.compile
+        stored = built = None
+    if built is None:
         return re.compile(pattern, flags)
     if len(entries) < MAX_ENTRIES:
-        entries[key] = stored
+        entries[key] = stored  # type: ignore[assignment]
         _note_added()
-    return _sre.compile(pattern, *stored)  # type: ignore[no-any-return]
+    return built  # type: ignore[no-any-return]
 
 
 def _compiled(pattern: str, flags: int) -> _Compiled | None:

@@ -118,6 +118,17 @@ def test_a_damaged_or_unwritable_cache_only_costs_the_compilation(
     assert not (blocked / "stream-guard").exists()
 
 
+def test_a_python_whose_compiler_steps_differ_compiles_by_re(
+        fresh_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    monkeypatch.setattr(regex_cache, "_compiler", types.SimpleNamespace())  # no `_code` here; re keeps its own
+    assert regex_cache.compile(r"(?P<n>\d+) days?") == re.compile(r"(?P<n>\d+) days?")
+    with pytest.raises(re.error):  # a pattern re rejects is still rejected
+        regex_cache.compile(r"(unclosed")
+    assert not regex_cache._load()  # nothing stored
+
+
 def test_bytes_and_debug_patterns_are_compiled_by_re(fresh_cache: Path) -> None:
     assert regex_cache._compiled(r"\d", re.DEBUG) is None
     assert regex_cache.compile(r"\d+", re.IGNORECASE) == re.compile(r"\d+", re.IGNORECASE)
