@@ -131,6 +131,8 @@ class ClaimGrounding:
     unstated: tuple[str, ...] = ()
     # Count quantifiers ("many", "several", "most") no source uses (claims.unstated_quantifiers).
     quantifiers: tuple[str, ...] = ()
+    # Values the claim states as its source does, in any form: quantities, clock times, frequencies, days (not dates).
+    stated_values: int = 0
 
 
 @dataclass
@@ -210,7 +212,7 @@ def _same_amount(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
 
 
-def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
+def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...], int]:
     """The claim text with its supported values blanked out (their words are grounded), and the literal
     figures the context does not support: quantities that agree with none, clock times and frequencies it
     states in no form ("4 pm" is "16:00", "every 12 hours" is "twice daily"), and other numbers (years,
@@ -244,7 +246,11 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...]]:
         owned += [(q.start, q.end) for q in quantities if q.unit in MONEY_UNITS]
         missing += [f.text for f, ok in zip(often, oftened) if not ok and not any(a < f.end and f.start < b for a, b in owned)]
     missing += sorted(numbers_in(_strip_spans(text, [*quantities, *times, *often, *dated])) - facts.numbers)
-    return _strip_spans(text, supported), tuple(dict.fromkeys(missing))
+    # A date stated as the source does is grounded but not counted as a stated value (score_model.short_finding
+    # reads the count): a date names an event, and which event is the claim ("died on May 23, 2015" where the
+    # source gives that day for another event). A clock time, a frequency or a weekday span answers "when" or "how
+    # often" of the claim's own subject.
+    return _strip_spans(text, supported), tuple(dict.fromkeys(missing)), len(supported) - len(dated)
 
 
 # A cheap gate for the figures of a claim without digits or number words: days ("weekdays", "Mon") and months.
@@ -350,7 +356,7 @@ def ground_claim(
     has_figures = may_contain_quantity(claim.text) or (
         _CALENDAR_RE.search(claim.text) is not None and bool(facts.days or facts.dates)
     )
-    text, missing_numbers = _figures(claim.text, facts) if has_figures else (claim.text, ())
+    text, missing_numbers, stated = _figures(claim.text, facts) if has_figures else (claim.text, (), 0)
     text, quoted = _without_verbatim_quotes(text, inspection)
     words = claim_words(text)
     if missing_numbers or any(w[:1].isdigit() for w in words):
@@ -387,7 +393,7 @@ def ground_claim(
     )
     return ClaimGrounding(
         claim, stems, overlap, best, best_index, missing_words, missing_numbers, grounded, conflicts, wrong_times,
-        wrong_days, unstated, _quantifiers(claim.text, inspection),
+        wrong_days, unstated, _quantifiers(claim.text, inspection), stated,
     )
 
 
@@ -471,6 +477,7 @@ def _details(groundings: list[ClaimGrounding], inspection: Inspection) -> dict[s
         "novel_stems": len(novel),
         "novel_fraction": round(len(novel) / len(answer_stems), 4) if answer_stems else 0.0,
         "unstated_quantifiers": sum(len(g.quantifiers) for g in groundings),
+        "stated_values": sum(g.stated_values for g in groundings),
         "missing_numbers": sorted({n for g in groundings for n in g.missing_numbers}),
         "field_conflicts": sum(1 for g in groundings for c in g.field_conflicts if not c.empty),
         "empty_fields": sum(1 for g in groundings for c in g.field_conflicts if c.empty),

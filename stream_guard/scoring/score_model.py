@@ -98,8 +98,10 @@ def feature_values(checks: Mapping[str, Any]) -> dict[str, float]:
     question = 1.0 if _detail(faith, "has_question") else 0.0
     confidence = float(_part(checks.get("confidence"), "score", 0.5) or 0.5)
     values = {name: 0.0 for name in EVIDENCE}
-    stated = _detail(checks.get("contradiction"), "numbers_checked") - _detail(checks.get("contradiction"),
-                                                                             "numbers_unsupported")
+    # Values the source states that the answer states too: the numeric check's figures, or any value the
+    # faithfulness check found stated in another form (a clock time, a frequency, a weekday span).
+    stated = max(_detail(checks.get("contradiction"), "numbers_checked")
+                 - _detail(checks.get("contradiction"), "numbers_unsupported"), _detail(faith, "stated_values"))
     values.update(structured=structured, has_question=question, confidence=confidence, claim_count=claims,
                   stated_values=max(stated, 0.0), novel_words=_detail(faith, "novel_stems"))
     if claims <= 0:
@@ -179,7 +181,9 @@ def short_finding(values: Mapping[str, float], answer: str) -> bool:
     """Whether a short extractive answer has a finding. One that states a figure its source states and none it
     does not, with at most one word of its own around it ("Returns are accepted within 14 days"), answers with
     that figure: the figure checks judge it, and the word is its wording (more is a claim of its own: "exactly 14
-    days to return a damaged item for a full refund"; dates are not counted yet). A bare yes or no has a finding
+    days to return a damaged item for a full refund"). A clock time, frequency or weekday span the source states
+    in any form counts as such a figure ("On Saturday the pharmacy opens at 9 am"); a date does not (it names an
+    event, and which event is the claim: HaluEval's "Anne Meara died on May 23, 2015"). A bare yes or no has a finding
     only when its proposition has a word or figure no source states, or is not grounded."""
     if values.get("stated_values") and not values.get("unsupported_figures") and values.get("novel_words", 0) <= 1:
         return False

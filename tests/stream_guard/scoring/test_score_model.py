@@ -104,6 +104,24 @@ def test_a_short_paraphrase_around_a_stated_value_is_not_flagged_for_its_wording
                                  "Cid Corman was an American poet, translator and editor, and an author."], "yes").flagged
 
 
+def test_a_short_paraphrase_around_a_time_or_frequency_the_source_states_is_not_flagged_for_its_wording():
+    detector = HallucinationDetector(DetectorConfig(db_path=":memory:", ner="regex"), history=MemoryHistory())
+    term = ["Term. This Agreement commences on March 1, 2026 and, unless terminated earlier, ends on February 28, 2027."]
+    billing = ["The Business plan is billed annually in advance."]
+    assert not detector.inspect("How is the Business plan billed?", billing,
+                                "The Business plan is billed once a year, in advance.").flagged
+    hours = ["Pharmacy hours: weekdays 8:00 am to 9:00 pm; Saturday 9:00 am to 6:00 pm; Sunday 10:00 am to 4:00 pm."]
+    assert not detector.inspect("When does the pharmacy open on weekends?", hours,
+                                "On Saturday the pharmacy opens at 9 am and on Sunday at 10 am.").flagged
+    # a value the source does not state is still a finding, and a date with another year is flagged
+    assert detector.inspect("When does the pharmacy open on weekends?", hours,
+                            "On Saturday the pharmacy opens at 7 am and on Sunday at 10 am.").flagged
+    assert detector.inspect("When does the agreement end?", term,
+                            "The agreement runs from 1 March 2026 to 28 February 2028.").flagged
+    # a date names an event, and which event is the claim: one word of its own around it is still a finding
+    assert detector.inspect("When did the agreement end?", term, "The agreement was signed on March 1, 2026.").flagged
+
+
 def test_fit_learns_the_separating_feature_and_places_the_operating_point():
     obs, labels, _ = synthetic()
     model = score_model.fit(obs, labels, keep_rate=0.9)
