@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from stream_guard.checks.alignment import ContradictionView, contradiction_finding
+from stream_guard.text import regex_cache
 from stream_guard.wire.report import Finding
 from stream_guard.text.words import stem
 
@@ -46,17 +47,17 @@ _CYCLE_PATTERNS: dict[str, str] = {
         r"|\bper\s+yr\b|\bp\.a\.|\b(?:one|1)(?:\s*+\(1\))?[-\s]year\s+terms?\b"
     ),
 }
-_CYCLE_RE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _CYCLE_PATTERNS.items()), re.IGNORECASE)
-_MONEY_RE = re.compile(_MONEY, re.IGNORECASE | re.ASCII)
+_CYCLE_RE = regex_cache.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _CYCLE_PATTERNS.items()), re.IGNORECASE)
+_MONEY_RE = regex_cache.compile(_MONEY, re.IGNORECASE | re.ASCII)
 _CYCLE_NEEDLES = ("week", "month", "quarter", "annu", "year", "/mo", "/yr", "/wk", "p.a.")
-_BILLING_WORD_RE = re.compile(
+_BILLING_WORD_RE = regex_cache.compile(
     r"\b(?:bill(?:ed|ing|s)?|charg(?:e|ed|es|ing)|subscri(?:be|bed|ption|ptions)|plans?|fees?|pric(?:e|ed|es|ing)|"
     r"costs?|pay(?:s|ing|ment|ments|able)?|paid|invoic(?:e|ed|es|ing)|renew(?:s|ed|al|als)?|membership|premiums?|"
     r"dues|rent|tuition|licen[cs]es?|installments?|contract|interest|apr|overdue|accru(?:e|es|ed|ing))\b",
     re.IGNORECASE,
 )
 # "annual report", "monthly newsletter": the cycle word names how often something happens, not billing.
-_NOT_BILLING_AFTER_RE = re.compile(
+_NOT_BILLING_AFTER_RE = regex_cache.compile(
     r"\s++(?:report|reports|meeting|meetings|conference|event|events|festival|newsletter|newsletters|review|reviews|"
     r"revenue|revenues|sales|income|profit|profits|earnings|growth|rainfall|leave|holiday|percentage|salary|"
     r"return|returns|output|production|budget|check-?up|survey|update|updates|issue|magazine|average|basis)\b",
@@ -113,7 +114,7 @@ def billing_cycles(text: str) -> list[CycleMention]:
 
 # A price (or a rate in percent) and the "per ..." chain that follows it up to the cycle word: "$20 per user per",
 # "1.5% per", "$5 per 100 GB per", "$5 a".
-_PRICED_RE = re.compile(
+_PRICED_RE = regex_cache.compile(
     r"(?:[$€£¥₹]\s?\d[\d,.]*+|\d[\d,.]*+\s?(?:%|percent|dollars|euros|usd|eur|gbp))"
     r"(?:\s*+(?:k|m|bn|million|billion))?(?:\s++(?:per|a|an|each|for)\s++(?:\d[\d,.]*+\s++)?[a-z]++)*+\s*+$",
     re.IGNORECASE,
@@ -221,7 +222,7 @@ def _finding(
     )
 
 
-_PRICE_BEFORE_RE = re.compile(_MONEY + r"|\d[\d,.]*+\s?%", re.IGNORECASE)
+_PRICE_BEFORE_RE = regex_cache.compile(_MONEY + r"|\d[\d,.]*+\s?%", re.IGNORECASE)
 
 
 def _terms(text: str, mentions: list[CycleMention]) -> str:

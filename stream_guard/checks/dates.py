@@ -28,6 +28,7 @@ from stream_guard.checks.alignment import (
     neighbours,
     tied_to_subject,
 )
+from stream_guard.text import regex_cache
 from stream_guard.text.analysis import ContextAnalysis
 from stream_guard.text.quantities import UNITS
 from stream_guard.wire.report import Finding
@@ -46,7 +47,7 @@ _YEAR = r"(?P<{g}>1[89]\d\d|20\d\d|2100)"
 # Every alternative starts at a digit or a capital month initial; the lookahead lets the engine skip all
 # other positions at once (8x faster on long contexts).
 _QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
-_DATE_RE = re.compile(
+_DATE_RE = regex_cache.compile(
     r"(?=[0-9JFMASONDQT]|q[1-4]|first|second|third|fourth)(?:"
     + "|".join(
         [
@@ -74,7 +75,7 @@ _DATE_RE = re.compile(
     + ")",
     re.ASCII,
 )
-_UNIT_AFTER_RE = re.compile(r"\s*+([A-Za-z]++)")
+_UNIT_AFTER_RE = regex_cache.compile(r"\s*+([A-Za-z]++)")
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ _END_CUES = frozenset("end ends ended ending until till through thru to by expir
                       "closed deadline last".split())
 _START_CUES = frozenset("from start starts started starting begin begins began beginning since open opens "
                         "opened".split())
-_CUE_WORD_RE = re.compile(r"[A-Za-z]+")
+_CUE_WORD_RE = regex_cache.compile(r"[A-Za-z]+")
 
 
 def _role(text: str, start: int) -> str | None:
@@ -284,7 +285,7 @@ def analyze_dates(view: ContradictionView) -> list[Finding]:
     return findings
 
 
-_HAS_YEAR_OR_MONTH = re.compile(
+_HAS_YEAR_OR_MONTH = regex_cache.compile(
     r"\d|January|February|March|April|May|June|July|August|September|October|November|December"
 )
 

@@ -22,6 +22,7 @@ from typing import Iterable
 
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.config.detector import DetectorConfig
+from stream_guard.text import regex_cache
 from stream_guard.text.inspection import CHUNK_CACHE_SIZE, Entity, Inspection
 from stream_guard.text.ner import (
     CITATION,
@@ -60,23 +61,23 @@ _NAME_SUFFIXES = frozenset("jr sr ii iii iv phd md".split())
 # Words that say what kind of organisation it is, not which one.
 _GENERIC_ORG_WORDS = ORG_SUFFIXES | frozenset("research international national global the of and for".split())
 
-_TOKEN_RE = re.compile(r"[a-z0-9]+")
-_POSSESSIVE_RE = re.compile(r"'s\b")
-_DOTTED_ABBREVIATION_RE = re.compile(r"\b(?:[a-z]\.){2,}")
+_TOKEN_RE = regex_cache.compile(r"[a-z0-9]+")
+_POSSESSIVE_RE = regex_cache.compile(r"'s\b")
+_DOTTED_ABBREVIATION_RE = regex_cache.compile(r"\b(?:[a-z]\.){2,}")
 # "Passage 2", "Passages 1 & 2": references to the retrieved material that NER tags as names.
-_SOURCE_REFERENCE_RE = re.compile(r"^(?:the\s+)?(?:passages?|documents?|sources?|chunks?|contexts?|articles?)\b", re.I)
-_ARXIV_ID_RE = re.compile(r"(\d{4}\.\d{4,5}|(?<![a-z-])[a-z-]++(?:\.[a-z]{2})?/\d{7})", re.IGNORECASE)
-_DOI_RE = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
-_URL_PREFIX_RE = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
-_YEAR_RE = re.compile(r"(?:19|20)\d\d")
-_AUTHOR_RE = re.compile(r"[A-Z][A-Za-z'’-]+")
+_SOURCE_REFERENCE_RE = regex_cache.compile(r"^(?:the\s+)?(?:passages?|documents?|sources?|chunks?|contexts?|articles?)\b", re.I)
+_ARXIV_ID_RE = regex_cache.compile(r"(\d{4}\.\d{4,5}|(?<![a-z-])[a-z-]++(?:\.[a-z]{2})?/\d{7})", re.IGNORECASE)
+_DOI_RE = regex_cache.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
+_URL_PREFIX_RE = regex_cache.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
+_YEAR_RE = regex_cache.compile(r"(?:19|20)\d\d")
+_AUTHOR_RE = regex_cache.compile(r"[A-Z][A-Za-z'’-]+")
 # Each word is read whole (possessive) and a run starts only at a word's first letter, so a long word or a
 # long run of capitals is scanned once.
-_CAPITALISED_RUN_RE = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*+(?:\s++(?:(?:of|and|for|the|&)\s++)?[A-Z][\w'’-]*+)+")
-_ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9&]{1,7}\b")
+_CAPITALISED_RUN_RE = regex_cache.compile(r"(?<![\w'’-])[A-Z][\w'’-]*+(?:\s++(?:(?:of|and|for|the|&)\s++)?[A-Z][\w'’-]*+)+")
+_ACRONYM_RE = regex_cache.compile(r"\b[A-Z][A-Z0-9&]{1,7}\b")
 # Combining diacritical marks (and their extensions): stripped after NFKD so "Müller" folds to "muller"
 # in one C-level pass instead of a Python loop over every character of the context.
-_COMBINING_MARKS_RE = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+_COMBINING_MARKS_RE = regex_cache.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 
 
 def fold(text: str) -> str:
@@ -237,7 +238,7 @@ def entity_in_chunk(entity: Entity, chunk: _Chunk) -> bool:
 
 # Tokens of a schedule or a date written with capitals ("Mon-Fri 9am-5pm", "Pacific Time", "Q4"): values, which
 # the contradiction checks compare, not names.
-_VALUE_TOKEN_RE = re.compile(
+_VALUE_TOKEN_RE = regex_cache.compile(
     r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|sday|rsday|urday)?s?|"
     r"jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|am|pm|noon|midnight|time|standard|daylight|"
     r"et|est|edt|ct|cst|cdt|mt|mst|mdt|pt|pst|pdt|utc|gmt|eastern|central|mountain|pacific|q[1-4]|[1-4]q|"

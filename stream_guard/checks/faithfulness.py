@@ -25,6 +25,7 @@ from typing import Protocol, Sequence
 
 from stream_guard.checks.alignment import MAX_ANSWER_VALUES, MAX_CONTEXT_VALUES, capped_per_sentence
 from stream_guard.checks.base import elapsed_ms
+from stream_guard.text import regex_cache
 from stream_guard.text.claims import (
     MAJORITY,
     Claim,
@@ -59,7 +60,7 @@ from stream_guard.text.words import stem
 # are read after the first digit ("\d(?<![\w.]\d)" is "(?<![\w.])\d"): a pattern that opens on a digit lets the
 # regex engine skip to the next digit, where one that opens on a look-behind is tried at every character (a
 # context's figures read about three times faster, the same matches: tests/stream_guard/checks/test_faithfulness.py).
-_NUMBER_RE = re.compile(r"\d(?:(?<![\w.]\d)|(?<=\d[xX]\d))\d*(?:[.,]\d+)*")
+_NUMBER_RE = regex_cache.compile(r"\d(?:(?<![\w.]\d)|(?<=\d[xX]\d))\d*(?:[.,]\d+)*")
 # Small spelled-out numbers in the context count for a digit in the answer ("three" grounds "3"). Looked
 # up through the context's cached stems rather than by scanning the text again.
 _SPELLED_WORDS = (
@@ -70,7 +71,7 @@ _SPELLED_STEMS: dict[str, str] = {stem(w): str(i) for i, w in enumerate(_SPELLED
 _SPELLED_STEMS.update(
     {stem(w): str(10 * i) for i, w in enumerate("_ _ _ thirty forty fifty sixty seventy eighty ninety".split()) if i >= 3}
 )
-_ONE_RE = re.compile(r"\bone\b")  # "one" is a stop word, so it never reaches the stems
+_ONE_RE = regex_cache.compile(r"\bone\b")  # "one" is a stop word, so it never reaches the stems
 
 _MAX_MISSING_LISTED = 6
 
@@ -256,7 +257,7 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...], int
 
 
 # A cheap gate for the figures of a claim without digits or number words: days ("weekdays", "Mon") and months.
-_CALENDAR_RE = re.compile(
+_CALENDAR_RE = regex_cache.compile(
     r"\b(?:(?i:(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day)?s?|week(?:day|end)s?)|January|February|March|April"
     r"|May|June|July|August|September|October|November|December)\b"
 )
@@ -279,7 +280,7 @@ class _Stretch:
 
 # The words that only say "has this price" ("costs $49.99", "is priced at $49.99", "sells for $49.99"): once the
 # price agrees with the source, they state nothing more than the source's own wording of it does.
-_PRICE_VERB_RE = re.compile(r"\b(?:costs?|costing|priced(?:\s++at)?|(?:sells?|sold|retails?)\s++(?:at|for))\s*+$",
+_PRICE_VERB_RE = regex_cache.compile(r"\b(?:costs?|costing|priced(?:\s++at)?|(?:sells?|sold|retails?)\s++(?:at|for))\s*+$",
                             re.IGNORECASE)
 
 
@@ -324,7 +325,7 @@ def _best_sentence(stems: frozenset[str], inspection: Inspection) -> tuple[float
 
 
 # A quotation of at least this many characters found verbatim in a chunk is grounded by the chunk.
-_QUOTE_RE = re.compile(r"[\"“]([^\"“”\n]{12,600})[\"”]")
+_QUOTE_RE = regex_cache.compile(r"[\"“]([^\"“”\n]{12,600})[\"”]")
 # Words around a verbatim quote that are only its framing ("As the source puts it:"); more is a claim of its own.
 _FRAMING_WORDS = 4
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 
+from stream_guard.text import regex_cache
+
 # Credentials by their published shapes, and "password: ..." style assignments.
-_SECRET_RE = re.compile(
+_SECRET_RE = regex_cache.compile(
     r"""
     \b(?:sk|pk|rk)[-_](?:live|test|proj)?[-_]?[A-Za-z0-9]{16,}       # Stripe / OpenAI style keys
     |\bAKIA[0-9A-Z]{16}\b                                             # AWS access key id
@@ -32,7 +34,7 @@ _SECRET_RE = re.compile(
 )
 
 # Text addressed to a model rather than to a reader.
-_INSTRUCTION_RE = re.compile(
+_INSTRUCTION_RE = regex_cache.compile(
     r"""
     \b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|preceding)
         \s+(?:instructions?|prompts?|messages?|rules?|context)
@@ -56,7 +58,7 @@ _INSTRUCTION_RE = re.compile(
 # itself. Non-ASCII text always is: IGNORECASE also matches "ſ" for "s", "K" (Kelvin) for "k" and "ı" for "i",
 # which lower() does not fold. tests/stream_guard/heal/test_delivery_safety.py checks both against the patterns.
 _SECRET_WORDS = ("passw", "passphrase", "pwd", "secret", "key", "token", "bearer")  # the assignment branch's
-_HEX_RUN_RE = re.compile(r"[0-9a-f]{40}")  # the long-hex branch, on lowered text
+_HEX_RUN_RE = regex_cache.compile(r"[0-9a-f]{40}")  # the long-hex branch, on lowered text
 
 
 def _may_hold_secret(low: str) -> bool:

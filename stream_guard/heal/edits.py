@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from stream_guard.text import regex_cache
 from stream_guard.text.markup import Edit, Markup, read_markup
 
-_TRAILING_COLON_RE = re.compile(r"[:：]\s*$")
+_TRAILING_COLON_RE = regex_cache.compile(r"[:：]\s*$")
 # A numbered item: at a line start ("2. Place the steak"), or inline after a sentence ("... oven. 3. Roast").
-_ITEM_RE = re.compile(r"(?:^[ \t]*|(?<=[.!?:])[ \t]+)(\d{1,3})([.)])(?=[ \t]+\S)", re.M)
+_ITEM_RE = regex_cache.compile(r"(?:^[ \t]*|(?<=[.!?:])[ \t]+)(\d{1,3})([.)])(?=[ \t]+\S)", re.M)
 # Where a dropped inline sentence leaves two spaces between the sentences around it.
-_DOUBLE_SPACE_RE = re.compile(r"(?<=[.!?\]]) {2,}(?=\S)")
+_DOUBLE_SPACE_RE = regex_cache.compile(r"(?<=[.!?\]]) {2,}(?=\S)")
 
 
 def read(answer: str | Markup) -> Markup:

@@ -32,15 +32,16 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
+from stream_guard.text import regex_cache
 from stream_guard.text.inspection import Inspection
 from stream_guard.text.short_text_cache import cached_when_short
 
 # A quoted key followed by a colon ("name": ...), or a JSON container opening on a quoted string or a
 # nested container: the shapes that only a serialised record has.
-_JSON_RE = re.compile(r"\"[^\"\n]{1,80}\"\s*:|[{\[]\s*[\"{\[]|:\s*(?:true|false|null)\s*[,}]|\{\s*\}|\[\s*\]")
+_JSON_RE = regex_cache.compile(r"\"[^\"\n]{1,80}\"\s*:|[{\[]\s*[\"{\[]|:\s*(?:true|false|null)\s*[,}]|\{\s*\}|\[\s*\]")
 # A markdown table row; the blanks ahead of it are read within its own line (see _KEY below for why).
 _TABLE_ROW = r"^[^\S\n]*+\|[^\n]*\|\s*$"
-_MARKUP_RE = re.compile(
+_MARKUP_RE = regex_cache.compile(
     r"</?[A-Za-z][A-Za-z0-9:-]{0,30}(?:\s[^<>\n]{0,200})?/?>"  # HTML / XML tags
     r"|^\s{0,3}```"  # code fences
     rf"|{_TABLE_ROW}"  # markdown table rows
@@ -49,16 +50,16 @@ _MARKUP_RE = re.compile(
 )
 # Identifiers nobody writes in prose: snake_case, or CamelCase with three or more humps
 # (RestaurantsTakeOut, BusinessAcceptsCreditCards). Two humps (PayPal, YouTube, McDonald) are names.
-_IDENTIFIER_RE = re.compile(
+_IDENTIFIER_RE = regex_cache.compile(
     r"(?<![\w@/.])(?:[a-z]+(?:_[a-z0-9]+)+|[A-Z][a-z]+(?:[A-Z][a-z]+){2,})(?![\w@])"
 )
 # What every match of a pattern below holds, tested first: a pattern that opens on a look-behind, a word boundary or
 # a line start is tried at every character, a substring test or a pattern that opens on a character class is not
 # (tests/stream_guard/heal/test_readability.py compares each gated count with its pattern's own).
 _MARKUP_MARKS = frozenset("<`|#")  # a tag, a code fence, a table row, a heading
-_HUMP_RE = re.compile(r"[a-z][A-Z]")  # snake_case holds "_"; three humps hold a lower-case letter before a capital
-_GLUE_RE = re.compile(r"[a-z][.!?][A-Za-z]")  # _GLUED_RE: two letters, a stop, two letters
-_LIST_NUMBER_RE = re.compile(r"\d[.)]")  # _NUMBERED_RE: a number and its stop
+_HUMP_RE = regex_cache.compile(r"[a-z][A-Z]")  # snake_case holds "_"; three humps hold a lower-case letter before a capital
+_GLUE_RE = regex_cache.compile(r"[a-z][.!?][A-Za-z]")  # _GLUED_RE: two letters, a stop, two letters
+_LIST_NUMBER_RE = regex_cache.compile(r"\d[.)]")  # _NUMBERED_RE: a number and its stop
 # "key: value" or "key = value" at the start of a line or after a separator: two or more in one text are a
 # dump, not a sentence ("Note: ..." alone is fine).
 # A colon between digits is a time ("16:30"), not a key.
@@ -68,8 +69,8 @@ _LIST_NUMBER_RE = re.compile(r"\d[.)]")  # _NUMBERED_RE: a number and its stop
 # split of it between two runs, cost cubic time: 2,000 newlines in a flagged answer took 70 s of CPU in the
 # healer before the per-event budget stopped it.
 _KEY = r"[A-Za-z_](?:[\w ]{0,30}?[A-Za-z_])?\s*+(?::(?!\d)|=)\s*+\S"
-_KEY_VALUE_RE = re.compile(rf"(?:^|[\n;,|])[^\S\n]*+{_KEY}", re.MULTILINE)
-_KEY_VALUE_LINE_RE = re.compile(rf"^[^\S\n]*+(?:[-*•]\s*+)?{_KEY}", re.MULTILINE)
+_KEY_VALUE_RE = regex_cache.compile(rf"(?:^|[\n;,|])[^\S\n]*+{_KEY}", re.MULTILINE)
+_KEY_VALUE_LINE_RE = regex_cache.compile(rf"^[^\S\n]*+(?:[-*•]\s*+)?{_KEY}", re.MULTILINE)
 
 # A chunk this long (characters) pasted whole is a dump of the source, not an answer drawn from it.
 WHOLE_CHUNK_CHARS = 300
@@ -166,29 +167,29 @@ def is_readable(text: str, chunk_texts: Sequence[str] = (), chunk_ids: Sequence[
 # the word's first letter and reads the word boundary before it after it ("(?<!\w[IMm...])"), so that the engine
 # skips to the next such letter instead of trying a boundary at every character: about three times faster, the
 # same matches as "\bI(...)?\b|\b(?:[Mm]e|...)\b" (tests/stream_guard/heal/test_readability.py).
-_FIRST_PERSON_RE = re.compile(
+_FIRST_PERSON_RE = regex_cache.compile(
     r"[IMmWwOoUu](?<!\w[IMmWwOoUu])(?:(?<=I)(?:'m|'ve|'d|'ll|’m|’ve|’d|’ll)?|(?<=[Mm])(?:e|y|ine|yself)"
     r"|(?<=[Ww])e(?:'re|'ve|'d|'ll|’re|’ve|’d|’ll)?|(?<=[Oo])(?:urs?|urselves)|(?<=[Uu])s)\b")
-_QUOTES_RE = re.compile(r"[\"“”]")
-_NOTE_RE = re.compile(r"(?:^|(?<=[.!?\s]))Note:", re.M)
+_QUOTES_RE = regex_cache.compile(r"[\"“”]")
+_NOTE_RE = regex_cache.compile(r"(?:^|(?<=[.!?\s]))Note:", re.M)
 # A sentence end glued to the next word: two lower-case letters, a stop, then a letter; not an abbreviation
 # ("e.g.", "U.S."), a domain ("example.com", "www.x") or a decimal.
-_GLUED_RE = re.compile(r"(?<![\w./@:-])(?!www\b)[A-Za-z]*[a-z]{2}[.!?](?!com\b|org\b|net\b|gov\b|edu\b|io\b|co\b)"
+_GLUED_RE = regex_cache.compile(r"(?<![\w./@:-])(?!www\b)[A-Za-z]*[a-z]{2}[.!?](?!com\b|org\b|net\b|gov\b|edu\b|io\b|co\b)"
                        r"[A-Za-z]{2,}\b")
-_STRAY_NUMBER_RE = re.compile(r"(?:^|[.!?:]\s+)\d{1,2}[ \t]{2,}[A-Z]", re.M)
+_STRAY_NUMBER_RE = regex_cache.compile(r"(?:^|[.!?:]\s+)\d{1,2}[ \t]{2,}[A-Z]", re.M)
 # A word in lower case where a sentence starts, unless the stop before it ends an abbreviation ("5 p.m. on
 # Monday", "e.g. tea", "approx. ten") or the word is one written in lower case (iPhone, eBay).
-_LOWER_START_RE = re.compile(r"(?:^|(?<=[.!?])\s+)([a-z][a-z]+)\b", re.M)
-_ABBREVIATION_RE = re.compile(r"(?:\b[A-Za-z]\.|\b(?:etc|vs|approx|incl|esp|cf|ca|no|nos|st|dr|mr|mrs|ms|prof|fig|vol|"
+_LOWER_START_RE = regex_cache.compile(r"(?:^|(?<=[.!?])\s+)([a-z][a-z]+)\b", re.M)
+_ABBREVIATION_RE = regex_cache.compile(r"(?:\b[A-Za-z]\.|\b(?:etc|vs|approx|incl|esp|cf|ca|no|nos|st|dr|mr|mrs|ms|prof|fig|vol|"
                               r"pp|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)\.)$",
                               re.I)
 _LOWER_OK = frozenset("iphone ipad ios ebay imac ipod".split())
-_CONNECTIVE_AFTER_INTRO_RE = re.compile(
+_CONNECTIVE_AFTER_INTRO_RE = regex_cache.compile(
     r":\s+(?:But|And|Or|So|However|Additionally|Also|Moreover|Therefore|Furthermore|Nonetheless|Yet)\b")
 # A list item: a number and a stop at a line start, or after a sentence when the list is written inline. Only
 # horizontal space before it: "\s*" at every line start would rescan a run of blank lines once per line.
-_NUMBERED_RE = re.compile(r"(?:^[ \t]*+|(?<=[.!?:])[ \t]++)(\d{1,2})[.)][ \t]++[A-Z*]", re.M)
-_INTRO_LINE_RE = re.compile(r":\s*$")
+_NUMBERED_RE = regex_cache.compile(r"(?:^[ \t]*+|(?<=[.!?:])[ \t]++)(\d{1,2})[.)][ \t]++[A-Z*]", re.M)
+_INTRO_LINE_RE = regex_cache.compile(r":\s*$")
 
 
 def _lower_starts(text: str) -> int:

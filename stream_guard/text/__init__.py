@@ -7,6 +7,7 @@
     spans.py        where each sentence sits, for repairs
     markup.py       answer formats: markdown and citation markers apart from the claim text, mapped back
     ner.py          named entities (spaCy, or the regex fallback)
+    regex_cache.py  fixed patterns compiled once per Python version, kept on disk between runs
     quantities/     numbers, units and money, durations and ranges, and how two quantities compare
     records.py      structured chunks (JSON, key-value tables) read as fields and a prose view
     schedule.py     clock times, days of the week and time zones

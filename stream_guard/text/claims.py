@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from stream_guard.text import regex_cache
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.short_text_cache import cached_when_short
 from stream_guard.text.words import content_words, may_match, words
@@ -30,7 +31,7 @@ _SOURCE_NOUN = r"(?:passages?|context|contexts|documents?|sources?|texts?|articl
 _SOURCE_REF = rf"(?:the\s++|these\s++|this\s++)?(?:(?:first|second|third|fourth|fifth|last|other|given|provided|above|retrieved|available|following|supplied|original|relevant)\s++)*+{_SOURCE_NOUN}(?:(?:\s*+\#)?\s*+\d++)?(?:\s++(?:provided|given|above|supplied|here)\b)?"
 
 # Prefaces that attribute a claim to the passages: removed, the rest of the sentence is the claim.
-_PREFACE_RE = re.compile(
+_PREFACE_RE = regex_cache.compile(
     rf"""^\s*+(?:
         (?:(?:therefore|so|thus|overall|in\s++summary|in\s++conclusion|to\s++summarize|however)\s*+)?,?\s*+
         (?:(?:based\s++(?:on|upon)|according\s++to|as\s++(?:mentioned|stated|described|noted|shown|explained|outlined|indicated|seen)\s++in|as\s++per)\s++
@@ -43,7 +44,7 @@ _PREFACE_RE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 # "Passage 2 states that ...", "The article reports ...": the attribution goes, the reported content stays.
-_ATTRIBUTION_RE = re.compile(
+_ATTRIBUTION_RE = regex_cache.compile(
     rf"""^\s*+{_SOURCE_REF}\s++(?:(?:also|further|clearly)\s++)?
         (?:states?|says|mentions?|indicates?|suggests?|notes?|explains?|describes?|reports?|shows?|recommends?|
            defines?|highlights?|adds?|summarizes?|emphasi[sz]es?|claims?|argues?|details?|discusses?|points\s++out|confirms?)
@@ -51,18 +52,18 @@ _ATTRIBUTION_RE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 # Mid-sentence attributions and parenthetical source tags carry no claim content.
-_INLINE_META_RE = re.compile(
+_INLINE_META_RE = regex_cache.compile(
     rf"""\(\s*+(?:see\s++)?(?:passage|source|document|doc|chunk)s?\s*+\d++(?:\s*+(?:,|and|&)\s*+\d++)*+\s*+\)
         |(?:,\s*+|(?<!\s)\s++)?(?:as\s++(?:mentioned|stated|described|noted|shown|explained|outlined|indicated)\s++in|according\s++to|based\s++on)\s++{_SOURCE_REF}\s*+,?
         |\b(?:in|from)\s++(?:the\s++)?(?:given|provided|retrieved)\s++{_SOURCE_NOUN}(?:\s*+\d++)?""",
     re.IGNORECASE | re.VERBOSE,
 )
 # "passages 1 and 3", "step 7": numbers that point inside the answer or at the passages, not figures.
-_REFERENCE_NUMBER_RE = re.compile(
+_REFERENCE_NUMBER_RE = regex_cache.compile(
     r"""\b(passages?|sources?|documents?|docs?|chunks?|steps?|paragraphs?)(?:\s*+\#)?\s*+\d++(?:\s*+(?:,|and|&|or|-)\s*+\d++)*+\b""",
     re.IGNORECASE | re.VERBOSE,
 )
-_OPENER_RE = re.compile(
+_OPENER_RE = regex_cache.compile(
     r"^\s*+(?:(?:sure|certainly|of course|absolutely|okay|ok|yes|no|great question|good question|hi|hello|hey|"
     r"note|please note(?:\s++that)?|in summary|in conclusion|to summarize|overall|answer|summary|step\s*+\d++|"
     r"(?:passage|source|document|doc|chunk|context)(?:\s*+\d++)?)"
@@ -70,7 +71,7 @@ _OPENER_RE = re.compile(
     re.IGNORECASE,
 )
 # Whole sentences that assert nothing checkable against the context.
-_NON_CLAIM_RE = re.compile(
+_NON_CLAIM_RE = regex_cache.compile(
     rf"""^\s*+(?:
         (?:i\s++)?hope\s++(?:this|that|it)\s++helps
         |let\s++me\s++know
@@ -93,7 +94,7 @@ _NON_CLAIM_RE = re.compile(
 )
 # "..., so the question is unable to answer" anywhere in a line: its own pattern, searched only in a line that
 # holds "unable" or "answered" (may_match), as `.*` makes it read the whole line.
-_UNANSWERABLE_RE = re.compile(
+_UNANSWERABLE_RE = regex_cache.compile(
     r"^\s*+(?:.*\b)?(?:unable\s++to\s++answer|cannot\s++be\s++answered|can't\s++be\s++answered)", re.IGNORECASE)
 _UNANSWERABLE_WORDS = ("unable", "answered")
 # A clause that says the sources do not state something (a decline) makes no claim about the world: what it
@@ -101,7 +102,7 @@ _UNANSWERABLE_WORDS = ("unable", "answered")
 # found, so it is neither grounded nor unsupported. Found anywhere in a clause, not only at the start.
 _STATING_VERB = (r"(?:provide|mention|contain|include|specify|say|state|give|offer|address|discuss|cover|answer|"
                  r"describe|detail|explain|indicate|list|talk\s++about|refer\s++to|clarify)")
-_DECLINE_RE = re.compile(
+_DECLINE_RE = regex_cache.compile(
     rf"""\b{_SOURCE_REF}\s++(?:(?:also|further)\s++)?
           (?:do(?:es)?\s++not|don't|doesn't|did\s++not|didn't|fails?\s++to|never)\s++
           (?:(?:explicitly|directly|specifically|clearly)\b|{_STATING_VERB})
@@ -122,28 +123,28 @@ _DECLINE_RE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 # "The first passage covers baking, but does not mention frying": the second clause's subject is the passage.
-_ELIDED_DECLINE_RE = re.compile(
+_ELIDED_DECLINE_RE = regex_cache.compile(
     rf"^\s*+(?:(?:it|they|this|which)\s++)?(?:do(?:es)?\s++not|doesn't|don't|did\s++not|never)\s++"
     rf"(?:(?:explicitly|directly|specifically|clearly)\s++)?{_STATING_VERB}",
     re.IGNORECASE,
 )
 # Every decline says "not", "no", "none", "neither", "never", "unable" or "fail": a line without one is read no further (most lines).
-_NEGATION_RE = re.compile(r"\b(?:not|no|none|neither|never|unable|fails?|cannot)\b|n't\b", re.IGNORECASE)
-_SOURCE_SUBJECT_RE = re.compile(rf"^\s*+{_SOURCE_REF}\s", re.IGNORECASE)
+_NEGATION_RE = regex_cache.compile(r"\b(?:not|no|none|neither|never|unable|fails?|cannot)\b|n't\b", re.IGNORECASE)
+_SOURCE_SUBJECT_RE = regex_cache.compile(rf"^\s*+{_SOURCE_REF}\s", re.IGNORECASE)
 # Where a sentence's clauses meet: a decline is dropped with its own clause, never with a fact joined to it.
-_CLAUSE_BREAK_RE = re.compile(
+_CLAUSE_BREAK_RE = regex_cache.compile(
     r";\s*+|,\s*+(?=(?:and|but|while|whereas|although|though|however|yet|so)\b)|\s++(?=but\s)", re.IGNORECASE)
 # "Although the passages do not say so, the bridge opened in 1932": the decline is the leading clause only.
-_JOINER_RE = re.compile(r"^\s*+(?:and|but|while|whereas|although|though|however|yet|so)\b\s*+,?\s*+", re.IGNORECASE)
+_JOINER_RE = regex_cache.compile(r"^\s*+(?:and|but|while|whereas|although|though|however|yet|so)\b\s*+,?\s*+", re.IGNORECASE)
 # A lead that declines a list ("Although the record gives no details on amenities such as parking, WiFi, or
 # music, ...") runs to the comma after the list's last short item.
-_LEADING_SUBORDINATE_RE = re.compile(
+_LEADING_SUBORDINATE_RE = regex_cache.compile(
     r"^\s*+(?:although|though|even\s++though|while|whereas|since|as|because|if)\b"
     r"(?:[^,]*?\bsuch\s++as\b[^,]*+(?:,\s*+(?:(?:and|or)\s++)?[^,\s]++(?:\s++[^,\s]++){0,2}(?=,))*+|[^,]*+),\s*+",
     re.IGNORECASE)
 
 
-_LIST_TAIL_RE = re.compile(r"\s*+(?:and|or)\s++[^\s,;]++(?:\s++[^\s,;]++)?\s*+[.!]?\s*+", re.IGNORECASE)
+_LIST_TAIL_RE = regex_cache.compile(r"\s*+(?:and|or)\s++[^\s,;]++(?:\s++[^\s,;]++)?\s*+[.!]?\s*+", re.IGNORECASE)
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -192,10 +193,10 @@ def drop_declines(sentence: str) -> str:
     return text[:1].upper() + text[1:] if text else ""
 
 
-_ENUMERATOR_ONLY_RE = re.compile(r"^\s*+(?:\(?\d{1,3}[.)]|[-*•#]++|step\s*+\d++[.:)]?|[a-z][.)])\s*+$", re.IGNORECASE)
+_ENUMERATOR_ONLY_RE = regex_cache.compile(r"^\s*+(?:\(?\d{1,3}[.)]|[-*•#]++|step\s*+\d++[.:)]?|[a-z][.)])\s*+$", re.IGNORECASE)
 # Compound splits: "; " always a candidate, ", and" / ", but" / ", while" / ", whereas" when both sides are clauses.
-_COMPOUND_RE = re.compile(r";\s++|,\s++(?=(?:and|but|while|whereas|although|though)\s)", re.IGNORECASE)
-_LEADING_CONJ_RE = re.compile(r"^(?:and|but|while|whereas|although|though)\s++", re.IGNORECASE)
+_COMPOUND_RE = regex_cache.compile(r";\s++|,\s++(?=(?:and|but|while|whereas|although|though)\s)", re.IGNORECASE)
+_LEADING_CONJ_RE = regex_cache.compile(r"^(?:and|but|while|whereas|although|though)\s++", re.IGNORECASE)
 
 # Discourse markers, words about the answer itself, and words about the source and the act of reporting it (a
 # summary's "the speakers discussed", "this document illustrates": the source never calls itself a document or its
@@ -229,7 +230,7 @@ COUNT_QUANTIFIERS: dict[str, frozenset[str]] = {
 }
 MAJORITY = frozenset({"most", "majority"})
 # A share over half, as a source writes it: "70%", "62 percent", "two-thirds", "three quarters".
-_MAJORITY_RE = re.compile(r"\b(?:5[1-9]|[6-9]\d|100)(?:\.\d+)?\s?(?:%|per ?cent)|\b(?:two[- ]thirds|three[- ]quarters)\b",
+_MAJORITY_RE = regex_cache.compile(r"\b(?:5[1-9]|[6-9]\d|100)(?:\.\d+)?\s?(?:%|per ?cent)|\b(?:two[- ]thirds|three[- ]quarters)\b",
                           re.IGNORECASE)
 # Nouns a quantifier frames the answer's own list with ("differ in several ways: ..."): it counts the items the answer
 # goes on to give, not anything in the world.
@@ -257,7 +258,7 @@ def _counts(word: str, before: str, after: str, then: str) -> bool:
     return after == "of" or after in _PLURAL_WITHOUT_S or (after.endswith("s") and not after.endswith(_NOT_PLURAL_ENDINGS))
 
 
-_QUANTIFIER_RE = re.compile(r"\b(?:" + "|".join(sorted(COUNT_QUANTIFIERS)) + r")\b", re.IGNORECASE)
+_QUANTIFIER_RE = regex_cache.compile(r"\b(?:" + "|".join(sorted(COUNT_QUANTIFIERS)) + r")\b", re.IGNORECASE)
 
 
 _QUANTIFIER_WORDS = tuple(sorted(COUNT_QUANTIFIERS))
@@ -285,8 +286,8 @@ def unstated_quantifiers(text: str, *stated: frozenset[str]) -> tuple[str, ...]:
 
 # A bare reply to a yes-no question ("Yes", "no.", "Correct"): it asserts the question's proposition (or its
 # denial), so what it claims is the question's content, grounded or not as the question's words are.
-_BARE_REPLY_RE = re.compile(r"\s*+(?:yes|no|yep|nope|correct|incorrect|true|false)\s*+[.!]?\s*+", re.IGNORECASE)
-_QUESTION_END_RE = re.compile(r"[?\s]++$")
+_BARE_REPLY_RE = regex_cache.compile(r"\s*+(?:yes|no|yep|nope|correct|incorrect|true|false)\s*+[.!]?\s*+", re.IGNORECASE)
+_QUESTION_END_RE = regex_cache.compile(r"[?\s]++$")
 
 
 def is_bare_reply(answer: str) -> bool:
@@ -317,7 +318,7 @@ _SOURCE_WORDS = ("passage", "context", "doc", "source", "text", "article", "exce
 _REFERENCE_WORDS = ("passage", "source", "doc", "chunk", "step", "paragraph")
 # _NEGATION_RE (and so every decline): "not", "no", "none", "neither", "never", "unable", "fail(s)", "cannot", "n't".
 _NEGATION_WORDS = ("no", "neither", "never", "unable", "fail", "n't")  # "cannot" holds "no"
-_DIGIT_RE = re.compile(r"\d")
+_DIGIT_RE = regex_cache.compile(r"\d")
 
 
 def strip_meta(sentence: str) -> str:

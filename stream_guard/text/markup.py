@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Sequence
 
+from stream_guard.text import regex_cache
 from stream_guard.text.sentences import split_sentences
 
 # Block kinds. Only PROSE, ITEM, QUOTE and ROW sentences can assert something checkable.
@@ -44,19 +45,19 @@ PROSE, ITEM, QUOTE, HEADING, ROW, HEADER_ROW = "prose", "item", "quote", "headin
 CLAIM_KINDS = frozenset({PROSE, ITEM, QUOTE, ROW})
 
 # Anything markup or a marker could start with; an answer without one of these is its own plain text.
-_GATE_RE = re.compile(r"[\[\]*_`#|>【~\\<]|\((?i:sources?|refs?|references?|citations?|passages?|see)\b|^[ \t]*+(?:[-+•‣⁃]|\d{1,3}[.)])[ \t]|^[ ]{0,3}(?:-{3}|={3})", re.M)
+_GATE_RE = regex_cache.compile(r"[\[\]*_`#|>【~\\<]|\((?i:sources?|refs?|references?|citations?|passages?|see)\b|^[ \t]*+(?:[-+•‣⁃]|\d{1,3}[.)])[ \t]|^[ ]{0,3}(?:-{3}|={3})", re.M)
 
-_FENCE_RE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
-_HEADING_RE = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]++|$)")
-_CLOSING_HASHES_RE = re.compile(r"[ \t]++#++[ \t]*+$")
-_QUOTE_RE = re.compile(r"(?:[ ]{0,3}>[ ]?)++")
-_ITEM_RE = re.compile(r"[ \t]*+(?:([-*+•‣⁃])|(\d{1,3})[.)])[ \t]++(?=\S)")
-_BREAK_RE = re.compile(r"[ ]{0,3}(?:(?:\*[ \t]*+){3,}|(?:-[ \t]*+){3,}|(?:_[ \t]*+){3,}|=++[ \t]*+)$")
-_DELIMITER_ROW_RE = re.compile(r"[ \t]*+\|?[ \t]*+:?-++:?[ \t]*+(?:\|[ \t]*+:?-++:?[ \t]*+)*+\|?[ \t]*+$")
-_FOOTNOTE_DEF_RE = re.compile(r"[ ]{0,3}\[\^([^\]\s]{1,40})\]:[ \t]*+")
+_FENCE_RE = regex_cache.compile(r"[ ]{0,3}(`{3,}|~{3,})")
+_HEADING_RE = regex_cache.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]++|$)")
+_CLOSING_HASHES_RE = regex_cache.compile(r"[ \t]++#++[ \t]*+$")
+_QUOTE_RE = regex_cache.compile(r"(?:[ ]{0,3}>[ ]?)++")
+_ITEM_RE = regex_cache.compile(r"[ \t]*+(?:([-*+•‣⁃])|(\d{1,3})[.)])[ \t]++(?=\S)")
+_BREAK_RE = regex_cache.compile(r"[ ]{0,3}(?:(?:\*[ \t]*+){3,}|(?:-[ \t]*+){3,}|(?:_[ \t]*+){3,}|=++[ \t]*+)$")
+_DELIMITER_ROW_RE = regex_cache.compile(r"[ \t]*+\|?[ \t]*+:?-++:?[ \t]*+(?:\|[ \t]*+:?-++:?[ \t]*+)*+\|?[ \t]*+$")
+_FOOTNOTE_DEF_RE = regex_cache.compile(r"[ ]{0,3}\[\^([^\]\s]{1,40})\]:[ \t]*+")
 
 # Inline tokens, each found by its first character (the alternation is tried only where one of them stands).
-_INLINE_RE = re.compile(
+_INLINE_RE = regex_cache.compile(
     r"(?=[\\!\[【(<`*_~])"  # every token starts with one of these: other positions are skipped at once
     r"(?:(?P<esc>\\[!-/:-@\[-`{-~])"
     r"|(?P<image>!\[(?P<alt>[^\[\]\n]{0,300})\]\((?P<isrc>[^()\s]{0,2000})(?:[ \t]++\"[^\"\n]{0,300}\")?\))"
@@ -73,21 +74,21 @@ _INLINE_RE = re.compile(
 )
 
 # Citation shapes of a marker's body (the citation check resolves them against the event's chunks).
-_PREFIX_RE = re.compile(r"^(?:source|src|ref|reference|doc|document|chunk|passage|citation|cite)s?[ \t]*[:#][ \t]*", re.I)
-_POSITIONAL_RE = re.compile(r"^(?:(?:source|passage|doc|document|chunk|ref)s?[ \t]*+#?[ \t]*+)?(\d{1,3})$", re.I)
-_RANGE_RE = re.compile(r"^(\d{1,3})[ \t]*[-–][ \t]*(\d{1,3})$")
-_YEAR_RE = re.compile(r"^(?:1[5-9]|20)\d\d$")
+_PREFIX_RE = regex_cache.compile(r"^(?:source|src|ref|reference|doc|document|chunk|passage|citation|cite)s?[ \t]*[:#][ \t]*", re.I)
+_POSITIONAL_RE = regex_cache.compile(r"^(?:(?:source|passage|doc|document|chunk|ref)s?[ \t]*+#?[ \t]*+)?(\d{1,3})$", re.I)
+_RANGE_RE = regex_cache.compile(r"^(\d{1,3})[ \t]*[-–][ \t]*(\d{1,3})$")
+_YEAR_RE = regex_cache.compile(r"^(?:1[5-9]|20)\d\d$")
 # An id-shaped token: letters, a separator, more ("kb-12", "doc_7", "policy-7", "faq:returns"); no spaces.
-ID_SHAPE_RE = re.compile(r"^([A-Za-z][A-Za-z0-9]*)[-_:./#]([\w.:/#-]+)$")
-_PARTS_RE = re.compile(r"[ \t]*+[,;][ \t]*+|[ \t]++and[ \t]++|[ \t]*+&[ \t]*+")
+ID_SHAPE_RE = regex_cache.compile(r"^([A-Za-z][A-Za-z0-9]*)[-_:./#]([\w.:/#-]+)$")
+_PARTS_RE = regex_cache.compile(r"[ \t]*+[,;][ \t]*+|[ \t]++and[ \t]++|[ \t]*+&[ \t]*+")
 _MAX_RANGE = 20
 # Markers read per answer: an answer made of brackets ("[1][1][1]...") stays bounded.
 MAX_MARKERS = 256
 # Openers an emphasis closer looks back through: keeps a line of unmatched "*" linear.
 _MAX_OPENER_LOOKBACK = 16
 _WIDE_SPLIT = "†"
-_DELIM_RE = re.compile(r"\*++|_++|~~")
-_SEE_RE = re.compile(r"^see[ \t]++", re.I)
+_DELIM_RE = regex_cache.compile(r"\*++|_++|~~")
+_SEE_RE = regex_cache.compile(r"^see[ \t]++", re.I)
 
 # A link whose text only says where to go ("Read more", "Learn more here", "Source", "Full article") is navigation:
 # left out like its URL, so "Dennis Joseph [Read more](...)" claims "Dennis Joseph", not "Dennis Joseph Read more".
@@ -96,7 +97,7 @@ _NAVIGATION_WORDS = frozenset(
     view visit full article page documentation docs doc the this our at go to open official reference references
     further reading continue""".split()
 )
-_NAV_WORD_RE = re.compile(r"[^\W\d_]+")
+_NAV_WORD_RE = regex_cache.compile(r"[^\W\d_]+")
 
 
 def _navigation(text: str) -> bool:

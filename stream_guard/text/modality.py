@@ -13,11 +13,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from stream_guard.text import regex_cache
 from stream_guard.text.words import STOP_WORDS, mentions, stem
 
 REQUIRED, PERMITTED, FORBIDDEN, OPTIONAL = "required", "permitted", "forbidden", "optional"
 
-_MODAL_RE = re.compile(
+_MODAL_RE = regex_cache.compile(
     r"\b(?:(?P<optional>(?:do|does|did|will|would)\s++not\s++(?:have|need)\s++to|(?:don't|doesn't|didn't|won't)\s++(?:have|need)\s++to"
     r"|need\s++not|needn't|(?:is|are)\s++not\s++(?:required|obliged|obligated)\s++to|(?:is|are)\s++optional\s++to)"
     r"|(?P<forbid>(?:shall|must|may|can)\s++not|mustn't|shan't|cannot|can't|is\s++not\s++(?:allowed|permitted)\s++to"
@@ -26,11 +27,11 @@ _MODAL_RE = re.compile(
     r"|(?P<permit>may|can|(?:is|are)\s++(?:permitted|allowed|entitled)\s++to|(?:is|are)\s++free\s++to))\b",
     re.IGNORECASE,
 )
-_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_WORD_RE = regex_cache.compile(r"[A-Za-z][A-Za-z'’-]*")
 # Between a modal and its action: adverbs and auxiliaries that do not change what is done.
 _SKIP = STOP_WORDS | frozenset("also only still always never ever immediately promptly either".split())
-_HEDGE_RE = re.compile(r"\b(?:may|might|could|would)\s++$", re.IGNORECASE)
-_CONDITION_RE = re.compile(r"\b(?:if|unless|provided|in\s+case|whenever|once)\b", re.IGNORECASE)
+_HEDGE_RE = regex_cache.compile(r"\b(?:may|might|could|would)\s++$", re.IGNORECASE)
+_CONDITION_RE = regex_cache.compile(r"\b(?:if|unless|provided|in\s+case|whenever|once)\b", re.IGNORECASE)
 _LOOKAHEAD = 60  # characters after a modal in which its action is looked for
 
 

@@ -22,9 +22,11 @@ import threading
 import time
 import types
 from bisect import bisect_left, bisect_right
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Literal, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, Literal, Protocol, Sequence
 
+from stream_guard.text import regex_cache
 from stream_guard.text.analysis import ASCII_WORD_RE, BoundedLRU
 from stream_guard.text.inspection import Entity, Inspection
 from stream_guard.text.short_text_cache import cached_when_short
@@ -58,17 +60,17 @@ class EntityRecognizer(Protocol):
 # --- literature citations (both backends) ---------------------------------------------------------
 
 _CITATION_RES: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\barXiv:\s?(?:\d{4}\.\d{4,5}|[a-z-]++(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?", re.IGNORECASE),
-    re.compile(r"\b(?:doi:\s?)?10\.\d{4,9}/[^\s\"'<>\]]+", re.IGNORECASE),
-    re.compile(r"\b(?:https?://|www\.)[^\s<>\"'\]]+", re.IGNORECASE),
+    regex_cache.compile(r"\barXiv:\s?(?:\d{4}\.\d{4,5}|[a-z-]++(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?", re.IGNORECASE),
+    regex_cache.compile(r"\b(?:doi:\s?)?10\.\d{4,9}/[^\s\"'<>\]]+", re.IGNORECASE),
+    regex_cache.compile(r"\b(?:https?://|www\.)[^\s<>\"'\]]+", re.IGNORECASE),
     # "Smith et al. (2020)", "Smith et al., 2020", "Smith and Jones (2019)"
     # (Names start only at a word's first letter and are read whole: a long hyphenated run is scanned once.)
-    re.compile(
+    regex_cache.compile(
         r"(?<![A-Za-z'’-])[A-Z][A-Za-z'’-]++(?:\s++et\s++al\.?|\s++(?:and|&)\s++[A-Z][A-Za-z'’-]++)\s*+,?\s*+\(\s*+(?:19|20)\d\d[a-z]?\s*+\)"
         r"|(?<![A-Za-z'’-])[A-Z][A-Za-z'’-]++\s++et\s++al\.?,?\s++(?:19|20)\d\d[a-z]?\b"
     ),
     # "(Smith, 2020)", "(Smith & Jones, 2019)", "(Smith et al., 2020)"
-    re.compile(r"\(\s*+[A-Z][A-Za-z'’-]++(?:\s++(?:and|&)\s++[A-Z][A-Za-z'’-]++|\s++et\s++al\.?)?,\s*+(?:19|20)\d\d[a-z]?\s*+\)"),
+    regex_cache.compile(r"\(\s*+[A-Z][A-Za-z'’-]++(?:\s++(?:and|&)\s++[A-Z][A-Za-z'’-]++|\s++et\s++al\.?)?,\s*+(?:19|20)\d\d[a-z]?\s*+\)"),
 )
 
 
@@ -92,9 +94,9 @@ def find_citations(text: str) -> list[Entity]:
 
 # Every citation above holds a digit (an arXiv id, a DOI, a year) or starts a URL: a text with neither (most
 # sentences) has none, and one search tells so instead of five.
-_CITATION_GATE_RE = re.compile(r"\d|https?://|www\.", re.IGNORECASE)
+_CITATION_GATE_RE = regex_cache.compile(r"\d|https?://|www\.", re.IGNORECASE)
 _CITATION_GATE_WORDS = ("http", "www.")
-_DIGIT_RE = re.compile(r"\d")
+_DIGIT_RE = regex_cache.compile(r"\d")
 # And each pattern's own: what every one of its matches holds ("arxiv", "10." of a DOI, a URL's "://" or "www.",
 # a year's "19" or "20"), tested by tests/stream_guard/text/test_ner.py.
 _CITATION_NEEDLES: tuple[tuple[str, ...], ...] = (("arxiv",), ("10.",), ("://", "www."), ("19", "20"), ("19", "20"))
@@ -154,8 +156,8 @@ _TITLE_ALT = r"(?:Dr|Prof|Professor|Doctor|Mr|Mrs|Ms|Mx|Sir|Dame|Rev|Gen|Col|Cap
 _UPPER = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ"
 _NAME_START = r"(?<![^\W\d_])(?<!['’-])"
 _NAME_WORD = rf"[{_UPPER}](?=[{_UPPER}'’-]*+[^\W\d_{_UPPER}])(?:[^\W\d_]|['’-])*+"
-_TITLED_PERSON_RE = re.compile(rf"\b{_TITLE_ALT}\.?\s++{_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD}){{0,3}}")
-_TITLE_PREFIX_RE = re.compile(rf"\b{_TITLE_ALT}\.?\s+$")
+_TITLED_PERSON_RE = regex_cache.compile(rf"\b{_TITLE_ALT}\.?\s++{_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD}){{0,3}}")
+_TITLE_PREFIX_RE = regex_cache.compile(rf"\b{_TITLE_ALT}\.?\s+$")
 
 ORG_SUFFIXES: frozenset[str] = frozenset(
     """
@@ -167,11 +169,11 @@ ORG_SUFFIXES: frozenset[str] = frozenset(
 )
 _ORG_WORD = r"[A-Z][\w&'’-]*+"
 _ORG_SUFFIX_ALT = "|".join(sorted((w.capitalize() for w in ORG_SUFFIXES), key=lambda w: (-len(w), w)))
-_ORG_RE = re.compile(
+_ORG_RE = regex_cache.compile(
     rf"(?<![\w&'’-])(?:{_ORG_WORD}\s++(?:(?:of|for|and|&)\s++)?){{1,5}}(?:(?:Inc|Corp|Co|Ltd)\.|{_ORG_SUFFIX_ALT}\b|INC\b|LLC\b|PLC\b)"
     rf"|\b(?:University|Institute|College|Bank|Ministry|Department)\s++of\s++{_ORG_WORD}(?:\s++{_ORG_WORD})?"
 )
-_CAP_SEQUENCE_RE = re.compile(rf"{_NAME_START}{_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD})+")
+_CAP_SEQUENCE_RE = regex_cache.compile(rf"{_NAME_START}{_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD})+")
 
 # Capitalised words that start sentences or headings far more often than they name anyone.
 _DISCOURSE_WORDS: frozenset[str] = frozenset(
@@ -191,7 +193,7 @@ _COMMON_SUFFIXES: tuple[str, ...] = (
     "able", "ible", "ful", "less", "ship", "ize", "ise", "ysis", "ical", "ally", "ly",
 )
 _MIN_SUFFIX_WORD = 6
-_POSSESSIVE_RE = re.compile(r"['’]s$")
+_POSSESSIVE_RE = regex_cache.compile(r"['’]s$")
 
 
 def _is_common_word(word: str) -> bool:
@@ -201,7 +203,7 @@ def _is_common_word(word: str) -> bool:
     return len(lower) >= _MIN_SUFFIX_WORD and lower.endswith(_COMMON_SUFFIXES)
 
 
-_HEADING_WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
+_HEADING_WORD_RE = regex_cache.compile(r"[^\W\d_][\w'’-]*")
 
 
 def _is_heading(line: str) -> bool:
@@ -369,6 +371,64 @@ def _saved_state_exclusion(model: str) -> list[str]:
     return ["tokenizer", "strings"] if model in MODEL_PREFERENCE else []
 
 
+# The spaCy versions whose English tokenizer factory `_cached_tokenizer` was checked against (test_ner.py
+# compares its tokenizer with spaCy's own on every version it runs with); any other builds spaCy's own.
+_CACHED_TOKENIZER_SPACY = ("3.8.",)
+_CACHED_TOKENIZER = "stream_guard.CachedRegexTokenizer.v1"
+
+
+def _tokenizer_override(spacy: Any, model: str) -> dict[str, Any]:
+    """The config override that builds the preferred English packages' tokenizer (spaCy's default one: their
+    saved tokenizer is not read, `_saved_state_exclusion`) with its three affix patterns compiled through
+    `regex_cache` (about 60 ms of CPU per load otherwise); nothing for another model or spaCy version."""
+    if model not in MODEL_PREFERENCE or not spacy.about.__version__.startswith(_CACHED_TOKENIZER_SPACY):
+        return {}
+    spacy.registry.tokenizers.register(_CACHED_TOKENIZER, func=_cached_tokenizer)
+    return {"nlp.tokenizer": {"@tokenizers": _CACHED_TOKENIZER}}
+
+
+def _cached_tokenizer() -> Callable[[Any], Any]:
+    """spaCy's `spacy.Tokenizer.v1` (language.create_tokenizer), its affix expressions joined as spaCy's
+    util.compile_{prefix,suffix,infix}_regex join them, compiled by `regex_cache.compile`, and its language's
+    own special cases added without checking each again (`_ShippedRules`)."""
+    from spacy.tokenizer import Tokenizer
+
+    class _ShippedRules(Tokenizer):  # type: ignore[misc, valid-type]
+        """spaCy's Tokenizer, but while it is built from the language data spaCy ships it does not check that
+        each of its 1,347 special cases spells its key and sets no attribute but ORTH and NORM (about a quarter
+        of building the tokenizer; test_ner.py checks them all with spaCy's own check). A case added later is
+        checked; a copy (pickle) is spaCy's own class."""
+
+        _building = True
+
+        def _validate_special_case(self, chunk: str, substrings: Any) -> None:
+            if not self._building:
+                super()._validate_special_case(chunk, substrings)
+
+        def __reduce__(self) -> Any:
+            return (Tokenizer, *super().__reduce__()[1:])
+
+    def build(nlp: Any) -> Any:
+        defaults = nlp.Defaults
+        prefixes, suffixes, infixes = defaults.prefixes, defaults.suffixes, defaults.infixes
+        prefix = "|".join("^" + piece for piece in prefixes if piece.strip()) if prefixes else None
+        suffix = "|".join(piece + "$" for piece in suffixes if piece.strip()) if suffixes else None
+        infix = "|".join(piece for piece in infixes if piece.strip()) if infixes else None
+        tokenizer = _ShippedRules(
+            nlp.vocab,
+            rules=defaults.tokenizer_exceptions,
+            prefix_search=regex_cache.compile(prefix).search if prefix is not None else None,
+            suffix_search=regex_cache.compile(suffix).search if suffix is not None else None,
+            infix_finditer=regex_cache.compile(infix).finditer if infix is not None else None,
+            token_match=defaults.token_match,
+            url_match=defaults.url_match,
+        )
+        tokenizer._building = False
+        return tokenizer
+
+    return build
+
+
 def _import_spacy() -> Any:
     """`import spacy` without its command line. spaCy's `__init__` imports `spacy.cli` (typer, requests, weasel
     and every command: about a quarter of the instructions of importing and loading a model) only to expose
@@ -406,7 +466,9 @@ def _spacy_info(*args: Any, **kwargs: Any) -> Any:
 def _load_spacy_pipeline(model: str) -> tuple[Any, "_PipelineLock"]:
     # The lock travels with the pipeline: every recognizer sharing it must serialise on the same object.
     spacy = _import_spacy()
-    nlp = spacy.load(model, exclude=list(_SPACY_EXCLUDE) + _saved_state_exclusion(model))
+    with _entry_points_by_group():
+        nlp = spacy.load(model, exclude=list(_SPACY_EXCLUDE) + _saved_state_exclusion(model),
+                         config=_tokenizer_override(spacy, model))
     try:
         nlp("Ada Lovelace worked in London.")
     except Exception:  # noqa: BLE001 - a pipeline whose NER listens to a shared embedding layer
@@ -415,6 +477,44 @@ def _load_spacy_pipeline(model: str) -> tuple[Any, "_PipelineLock"]:
     if "ner" not in nlp.pipe_names:
         raise ValueError(f"the spaCy pipeline {model!r} has no 'ner' component")
     return nlp, _PipelineLock(_products_on_numpy(nlp))
+
+
+class _EntryPointsByGroup:
+    """catalogue's entry points (read once, when catalogue is imported), each group selected once.
+
+    Every registry look-up and every `get_all` of a registry that accepts entry points (srsly's msgpack decoders
+    on each of the model's 39 weight reads, spaCy's factories, ...) selects its group from all the installed
+    entry points again: about 45 ms of a model load. A group's selection from the same entry points is the same
+    every time, so it is kept; any other query goes to catalogue's own object."""
+
+    def __init__(self, available: Any) -> None:
+        self._available = available
+        self._groups: dict[str, Any] = {}
+
+    def select(self, **params: Any) -> Any:
+        if params.keys() != {"group"}:
+            return self._available.select(**params)
+        group = params["group"]
+        if group not in self._groups:
+            self._groups[group] = self._available.select(group=group)
+        return self._groups[group]
+
+
+@contextmanager
+def _entry_points_by_group() -> Iterator[None]:
+    """While spaCy loads a model, catalogue selects each entry-point group once (`_EntryPointsByGroup`); its own
+    object is back afterwards. A catalogue without `AVAILABLE_ENTRY_POINTS.select` is left alone."""
+    import catalogue
+
+    available = getattr(catalogue, "AVAILABLE_ENTRY_POINTS", None)
+    if not hasattr(available, "select"):
+        yield
+        return
+    catalogue.AVAILABLE_ENTRY_POINTS = _EntryPointsByGroup(available)
+    try:
+        yield
+    finally:
+        catalogue.AVAILABLE_ENTRY_POINTS = available
 
 
 def _products_on_numpy(nlp: Any) -> Any:
@@ -604,8 +704,8 @@ class SpacyRecognizer:
         return tuple(accepted.items)
 
 
-_LIST_PREFIX_RE = re.compile(r"[ \t]*+(?:[-*•]|\d{1,3}[.)])?[ \t*]*+")
-_COLON_AFTER_RE = re.compile(r"[ *]*+:")
+_LIST_PREFIX_RE = regex_cache.compile(r"[ \t]*+(?:[-*•]|\d{1,3}[.)])?[ \t*]*+")
+_COLON_AFTER_RE = regex_cache.compile(r"[ *]*+:")
 _TITLE_REACH = 24  # characters before a name searched for its title ("Professor. " and some spaces)
 _LIST_PREFIX_REACH = 16  # a list label starts within this many characters of its line's start
 
@@ -647,11 +747,11 @@ def make_recognizer(backend: Literal["auto", "spacy", "regex"] = "auto", model: 
 
 # --- context-gated batch extraction -----------------------------------------------------------------
 
-_CAP_TOKEN_RE = re.compile(r"[A-Z][\w&'’-]*")
+_CAP_TOKEN_RE = regex_cache.compile(r"[A-Z][\w&'’-]*")
 # Capitalised in answers for reasons other than naming something absent from the context.
-_NEXT_WORD_RE = re.compile(r"\s++([a-z]++)\b")  # the next word, when it is lower case
+_NEXT_WORD_RE = regex_cache.compile(r"\s++([a-z]++)\b")  # the next word, when it is lower case
 _NEVER_NAMES = frozenset("passage passages document documents source sources context chunk chunks unable".split())
-_SPACE_RE = re.compile(r"\s+")
+_SPACE_RE = regex_cache.compile(r"\s+")
 
 
 def _novel_spans(sentence: str, context_words: frozenset[str],

@@ -27,6 +27,7 @@ from typing import Any, Iterator
 
 import orjson
 
+from stream_guard.text import regex_cache
 from stream_guard.text.sentences import split_sentences
 
 MAX_DEPTH = 6
@@ -48,17 +49,17 @@ _TABLE_MIN_LINES = 3
 
 # Possessive leading whitespace: a key starts with a letter, so a line of spaces fails at once instead of trying
 # every split of them between the two runs (quadratic: a 20,000-space line took seconds).
-_TABLE_LINE_RE = re.compile(r"\s*+(?:[-*•]\s*+)?([A-Za-z][\w ./()&'-]{0,40}?)\s*[:=]\s+(\S.*)")
+_TABLE_LINE_RE = regex_cache.compile(r"\s*+(?:[-*•]\s*+)?([A-Za-z][\w ./()&'-]{0,40}?)\s*[:=]\s+(\S.*)")
 
 
-_CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_CAMEL_RE = regex_cache.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
-_HOURS_RE = re.compile(r"^\s*(\d{1,2}):(\d{1,2})\s*-\s*(\d{1,2}):(\d{1,2})\s*$")
+_HOURS_RE = regex_cache.compile(r"^\s*(\d{1,2}):(\d{1,2})\s*-\s*(\d{1,2}):(\d{1,2})\s*$")
 
 
 # Python-literal strings as some exports write them: u'free', 'none'.
-_PY_STRING_RE = re.compile(r"^u?'(.*)'$")
+_PY_STRING_RE = regex_cache.compile(r"^u?'(.*)'$")
 
 
 FALSE_STRINGS = frozenset({"no", "none", "false", "n", "0"})

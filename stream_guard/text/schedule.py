@@ -9,11 +9,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from stream_guard.text import regex_cache
 from stream_guard.text.words import mentions
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
-_TIME_RE = re.compile(
+_TIME_RE = regex_cache.compile(
     # "11:30 in the morning", "9 at night": the part of the day is the time's am or pm (first: the 24-hour
     # alternative would take "11:30" alone; the other alternatives' groups are 5-12)
     r"\b(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?\s++(?:in\s++the\s++(?P<part>morning|afternoon|evening)|at\s++(?P<night>night))\b|"
@@ -24,7 +25,7 @@ _TIME_RE = re.compile(
 
 _DAY_NAME = r"(mon|tues|wednes|thurs|fri|satur|sun)days?"
 _DAY_ABBR = r"(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\.?"
-_DAY_RE = re.compile(
+_DAY_RE = regex_cache.compile(
     rf"\b{_DAY_NAME}\b(?:\s*+(?:-|–|to|through|thru|until)\s*+\b{_DAY_NAME}\b)?"
     rf"|\b{_DAY_ABBR}\s*+[-–]\s*+{_DAY_ABBR}(?!\w)"
     r"|\b(every\s++day|daily|seven\s++days(?:\s++a\s++week)?|7\s++days(?:\s++a\s++week)?|weekdays|weekends?|24/7)",
@@ -44,7 +45,7 @@ _ZONES = {
     "bst": "uk", "cet": "central european", "cest": "central european", "ist": "india", "jst": "japan",
     "aest": "australian eastern", "aedt": "australian eastern", "hst": "hawaii", "akst": "alaska",
 }  # fmt: skip
-_ZONE_RE = re.compile(
+_ZONE_RE = regex_cache.compile(
     r"\b(ET|EST|EDT|CT|CST|CDT|MT|MST|MDT|PT|PST|PDT|UTC|GMT|BST|CET|CEST|IST|JST|AEST|AEDT|HST|AKST)\b"
     r"|\b(Eastern|Central|Mountain|Pacific)(?:\s++(?:Standard|Daylight))?\s++Time\b"
 )
@@ -175,8 +176,8 @@ def time_zones(text: str) -> list[Zone]:
 
 # Where one statement of hours ends and the next begins: "4 pm to 10 pm Monday to Saturday, and 11 am to 10 pm
 # on Sunday"; and what makes a statement one about closing ("closed on Mondays", "except Friday").
-_SCHEDULE_BREAK_RE = re.compile(r"[;,]|\band\b|\bwhile\b|\bbut\b|\bwith\b", re.IGNORECASE)
-CLOSED_RE = re.compile(r"\bclosed?\b|\bnot\s+open\b|\bexcept\b", re.IGNORECASE)
+_SCHEDULE_BREAK_RE = regex_cache.compile(r"[;,]|\band\b|\bwhile\b|\bbut\b|\bwith\b", re.IGNORECASE)
+CLOSED_RE = regex_cache.compile(r"\bclosed?\b|\bnot\s+open\b|\bexcept\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

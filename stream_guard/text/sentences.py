@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 
+from stream_guard.text import regex_cache
 from stream_guard.text.short_text_cache import cached_when_short
 
 # Candidate ends: a run of terminators (a spaced ellipsis ". . ." included), closing quotes or brackets, then
 # whitespace or the end of the text. The look-behinds let a run be read only from its first character and
 # the possessive quantifiers never give back, so every character is looked at a bounded number of times.
-_BOUNDARY_RE = re.compile(
+_BOUNDARY_RE = regex_cache.compile(
     r"(?P<term>[.!?…](?<![.!?…][.!?…])(?<![.…] [.…])[.!?…]*+(?: [.…]++)*+)(?P<close>[\"'”’»)\]]*+)(?:\s++|$)"
     r"|(?P<para>\n{2,}+)"
     r"|(?P<item>\n)(?=[ \t]*+(?:[-*•]|\d++[.)])\s)"
@@ -20,19 +21,19 @@ _BOUNDARY_RE = re.compile(
 # Inline list markers: "1.", "2)", "3.)", "a.", optionally after a bullet ("• 9.", "⁃10."), each opening an
 # item that starts with a capital. Found from their punctuation (a fast character-set scan), then read
 # backwards; only markers in sequence (1 then 2, a then b) count: see `_list_markers`.
-_MARKER_PUNCT_RE = re.compile(r"(?:\.\)|[.)])(?=[ \t]++[A-Z*\"“'(\[])")
+_MARKER_PUNCT_RE = regex_cache.compile(r"(?:\.\)|[.)])(?=[ \t]++[A-Z*\"“'(\[])")
 
 
 _BULLETS = "•⁃*-"
 
 
-_ENUMERATOR_RE = re.compile(r"\d{1,2}")
+_ENUMERATOR_RE = regex_cache.compile(r"\d{1,2}")
 
 
-_NEXT_WORD_RE = re.compile(r"[\"'“‘(\[]*+(\w{0,40})")
+_NEXT_WORD_RE = regex_cache.compile(r"[\"'“‘(\[]*+(\w{0,40})")
 
 
-_MULTI_PERIOD_RE = re.compile(r"(?:[A-Za-z]{1,3}\.)+[A-Za-z]{1,3}")  # U.S, e.g, a.m, Ph.D, U.S.A
+_MULTI_PERIOD_RE = regex_cache.compile(r"(?:[A-Za-z]{1,3}\.)+[A-Za-z]{1,3}")  # U.S, e.g, a.m, Ph.D, U.S.A
 
 
 _OPENING_PUNCT = "\"'“‘([{*_"

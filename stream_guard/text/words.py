@@ -11,6 +11,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from stream_guard.text import regex_cache
 from stream_guard.text.short_text_cache import cached_when_short
 
 STOP_WORDS: frozenset[str] = frozenset(
@@ -38,16 +39,16 @@ NEGATORS: frozenset[str] = frozenset(
 # A word is a run of Unicode letters and digits ("Zürich", "A380"), joined across apostrophes ("don't") and,
 # between two digits, across a decimal point or a thousands separator, so a number stays one word ("3.5",
 # "1,200"). Every alternative after the first run starts with a separator, so nothing is ever rescanned.
-_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+|(?<=\d)[.,](?=\d)[^\W_]+)*")
+_WORD_RE = regex_cache.compile(r"[^\W_]+(?:['’][^\W_]+|(?<=\d)[.,](?=\d)[^\W_]+)*")
 # The same words in lower-case ASCII text, where a letter or digit is [a-z0-9]: an ASCII class is tested
 # without a Unicode category lookup per character (findall about 28% faster on the RAGTruth answers).
-_ASCII_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+|(?<=\d)[.,](?=\d)[a-z0-9]+)*")
+_ASCII_WORD_RE = regex_cache.compile(r"[a-z0-9]+(?:'[a-z0-9]+|(?<=\d)[.,](?=\d)[a-z0-9]+)*")
 
 
-_THOUSANDS_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_THOUSANDS_RE = regex_cache.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 
-_NUMBER_WORD_RE = re.compile(r"[\d.,]+")
+_NUMBER_WORD_RE = regex_cache.compile(r"[\d.,]+")
 
 
 _stemmer = snowballstemmer.stemmer("english")
@@ -120,7 +121,7 @@ def content_stems(text: str) -> list[str]:
 # Words written closed, hyphenated or open ("takeout", "take-out", "take out"; "wifi", "wi-fi"; "checkout",
 # "check out"). `words` reads the open and hyphenated forms as two words; `compound_stems` gives a source's closed
 # forms, so a source that writes one spelling grounds an answer that writes another.
-OPEN_COMPOUND_RE = re.compile(
+OPEN_COMPOUND_RE = regex_cache.compile(
     r"\b(take|carry|wi|check|drive|log|sign)[\s-]++(out|fi|thru|through|in|up)\b", re.IGNORECASE)
 _COMPOUNDS = frozenset("takeout carryout wifi checkout checkin drivethru drivethrough login signup".split())
 

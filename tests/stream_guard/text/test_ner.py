@@ -226,6 +226,80 @@ def test_preferred_models_skip_the_saved_strings_and_tag_the_same_entities() -> 
     assert any(entities for entities, _ in tagged(full))
 
 
+# Texts whose tokens lean on every part of the tokenizer: special cases (contractions, abbreviations, emoticons,
+# "'s"), prefixes, suffixes and infixes (quotes, brackets, currency, units, hyphens, ellipses), URLs, e-mail
+# addresses, numbers and non-ASCII text.
+_TOKENIZER_TEXTS = [
+    "Don't worry: it's U.S. policy (since Jan. 5th, 2021) -- we'll see... :) Mr. O'Neil's cat can't!",
+    "Costs $1,200.50/yr or €99; 3.5km at 10:30a.m., e.g. \"quoted\" [bracketed] {braced} <angled>.",
+    "Visit https://example.com/a_b?c=d&e=f or www.test.org, mail ann.lee@mail.co.uk; ref arXiv:2204.09876v2.",
+    "state-of-the-art 1990s-era co-op, 5x faster 50% off, 1/2 cup, 7'11\" tall; naïve café – Zürich — ok…",
+    "gonna wanna y'all ain't ya'll 'tis o'clock c'mon 'cause 1st 2nd 3rd 4th a.k.a. vs. etc. Ph.D. U.K.",
+]
+
+
+def test_the_tokenizer_built_from_cached_patterns_splits_as_spacys_own() -> None:
+    recognizer = _spacy_or_skip()
+    import spacy
+
+    model = ner.resolve_model(ner.AUTO_MODEL)
+    assert recognizer._nlp.config["nlp"]["tokenizer"] == {"@tokenizers": ner._CACHED_TOKENIZER}  # it applies
+    plain = spacy.load(model, exclude=list(ner._SPACY_EXCLUDE))  # spaCy's own factory, then its saved tokenizer
+    mine, theirs = recognizer._nlp.tokenizer, plain.tokenizer
+    for affix in ("prefix_search", "suffix_search", "infix_finditer"):
+        # The same pattern objects: equal source, flags and compiled code.
+        assert getattr(mine, affix).__self__ == getattr(theirs, affix).__self__
+    assert mine.rules == theirs.rules
+
+    def tokens(tokenizer: object) -> list[list[tuple[str, int, str, str]]]:
+        return [[(t.text, t.idx, t.whitespace_, t.norm_) for t in tokenizer(text)]  # type: ignore[operator]
+                for text in _demo_texts() + _TOKENIZER_TEXTS]
+
+    assert tokens(mine) == tokens(theirs)
+    assert tokens(mine)[-1][:2] == [("gon", 0, "", "going"), ("na", 3, " ", "to")]  # the special cases apply
+
+
+def test_the_special_cases_added_unchecked_pass_spacys_check_and_later_ones_are_checked() -> None:
+    recognizer = _spacy_or_skip()
+    import pickle
+
+    from spacy.tokenizer import Tokenizer
+
+    tokenizer = recognizer._nlp.tokenizer
+    assert type(tokenizer) is not Tokenizer and isinstance(tokenizer, Tokenizer)  # built by _ShippedRules
+    for chunk, substrings in tokenizer.rules.items():
+        Tokenizer._validate_special_case(tokenizer, chunk, substrings)  # spaCy's own check: raises on a bad one
+    with pytest.raises(ValueError):
+        tokenizer.add_special_case("dunno", [{"ORTH": "du"}, {"ORTH": "no"}])  # a later case is checked
+    assert type(pickle.loads(pickle.dumps(tokenizer))) is Tokenizer
+
+
+def test_another_spacy_version_or_model_builds_spacys_own_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    spacy = pytest.importorskip("spacy")
+    assert ner._tokenizer_override(spacy, "my_custom_model") == {}
+    monkeypatch.setattr(spacy.about, "__version__", "3.9.0")
+    assert ner._tokenizer_override(spacy, ner.MODEL_PREFERENCE[0]) == {}
+
+
+def test_entry_points_selected_by_group_once_are_catalogues_own_selection() -> None:
+    catalogue = pytest.importorskip("catalogue")
+    available = catalogue.AVAILABLE_ENTRY_POINTS
+    grouped = ner._EntryPointsByGroup(available)
+    groups = set(available.groups) | {"spacy_factories", "srsly_msgpack_decoders", "no_such_group"}
+    for group in sorted(groups):
+        assert list(grouped.select(group=group)) == list(available.select(group=group))
+        assert grouped.select(group=group) is grouped.select(group=group)  # selected once
+    some = next((entry for group in sorted(available.groups) for entry in available.select(group=group)), None)
+    if some is not None:  # any other query is catalogue's own
+        assert list(grouped.select(name=some.name)) == list(available.select(name=some.name))
+    decoders = catalogue.Registry(("srsly", "msgpack_decoders"), entry_points=True)
+    before = decoders.get_all()
+    with ner._entry_points_by_group():
+        assert isinstance(catalogue.AVAILABLE_ENTRY_POINTS, ner._EntryPointsByGroup)
+        assert decoders.get_all() == before
+    assert catalogue.AVAILABLE_ENTRY_POINTS is available  # catalogue's own object is back
+
+
 def test_the_model_multiplies_on_numpy_with_one_blas_thread_while_it_runs() -> None:
     recognizer = _spacy_or_skip()
     from thinc.api import get_current_ops
@@ -450,7 +524,8 @@ def test_the_verb_tables_are_the_lemmatizer_verbs_that_are_never_nouns_or_adject
     lookups = Lookups().from_disk(Path(nlp.path) / "lemmatizer" / "lookups")
     index, exceptions = lookups.get_table("lemma_index"), lookups.get_table("lemma_exc")
     verbs, forms = ner._verb_tables.__wrapped__(str(nlp.path))
-    assert verbs == {w for w in index["verb"] if w not in set(index["noun"]) | set(index["adj"])}
+    nouns_or_adjectives = set(index["noun"]) | set(index["adj"])  # built once (in the comprehension: minutes)
+    assert verbs == {w for w in index["verb"] if w not in nouns_or_adjectives}
     assert forms == frozenset(exceptions["verb"])
     assert "consume" in verbs and "mark" not in verbs and "went" in forms
 

@@ -1,0 +1,143 @@
+"""Regular expressions compiled once per Python version, kept on disk between runs.
+
+Compiling a pattern is mostly pure Python (`re._parser` parses it, `re._compiler` emits its code); matching is
+C. The patterns every start-up compiles (spaCy's tokenizer affixes, the claim reader's) cost about a tenth of a
+second of CPU per process, which a run that judges one event pays in full. `compile` keeps what the compiler
+emitted (the code list, group names and flags) in a file under the user's cache directory and builds the
+pattern from it with `_sre.compile`, the call `re.compile` itself ends with: the same pattern object, equal to
+`re.compile`'s (a pattern's equality compares its source, flags and code; tests/stream_guard/text/
+test_regex_cache.py checks it for every pattern routed here).
+
+The file is named for the interpreter's version and the regex engine's `MAGIC`, so another Python never reads
+it. Where this interpreter lacks the private compiler steps used here (or they changed), or the cache cannot be
+read or written, `compile` is `re.compile`. Only fixed patterns (module constants, spaCy's language data) come here:
+the file holds at most `MAX_ENTRIES` patterns.
+"""
+
+from __future__ import annotations
+
+import atexit
+import marshal
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+try:  # CPython's own compiler steps (3.11+); without them every pattern is compiled by re.compile
+    import _sre
+    from re import _compiler, _parser
+except ImportError:  # pragma: no cover - another interpreter
+    _sre = None  # type: ignore[assignment]
+
+MAX_ENTRIES = 1024
+_FORMAT = 1  # bump when what is stored per pattern changes
+
+# (pattern, flags) -> (flags after parsing, code, groups - 1, group index, index group)
+_Compiled = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+_entries: dict[tuple[str, int], _Compiled] | None = None
+_added = False
+
+
+def cache_dir() -> Path:
+    """Where the file lives: $XDG_CACHE_HOME/stream-guard, else ~/.cache/stream-guard. (Not a STREAM_GUARD_
+    variable: those are the configuration's, which rejects one it does not know.)"""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "stream-guard"
+
+
+def cache_file() -> Path:
+    version = "".join(str(part) for part in sys.version_info[:3])
+    return cache_dir() / f"regex-{sys.implementation.name}{version}-{getattr(_sre, 'MAGIC', 0)}-v{_FORMAT}.marshal"
+
+
+def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - named for what it stands in for
+    """`re.compile(pattern, flags)` for a str pattern, built from the cached compiler output when there is one."""
+    flags = int(flags)
+    if _sre is None:
+        return re.compile(pattern, flags)
+    entries = _load()
+    key = (pattern, flags)
+    stored = entries.get(key)
+    if stored is not None:
+        try:
+            return _sre.compile(pattern, *stored)  # type: ignore[no-any-return]
+        except (TypeError, ValueError, RuntimeError):  # not what this engine wrote (_sre checks the code)
+            del entries[key]
+    try:
+        stored = _compiled(pattern, flags)
+        built = _sre.compile(pattern, *stored) if stored is not None else None
+    except (AttributeError, TypeError):  # a Python whose private compiler steps differ: its own re.compile
+        stored = built = None
+    if built is None:
+        return re.compile(pattern, flags)
+    if len(entries) < MAX_ENTRIES:
+        entries[key] = stored  # type: ignore[assignment]
+        _note_added()
+    return built  # type: ignore[no-any-return]
+
+
+def _compiled(pattern: str, flags: int) -> _Compiled | None:
+    """What `re._compiler.compile` passes to `_sre.compile` (the same steps, in the same order); None when this
+    pattern asks for something the cache does not keep (bytes, debug output, the deprecated template flag)."""
+    if not isinstance(pattern, str) or flags & (re.DEBUG | re.TEMPLATE):
+        return None
+    parsed = _parser.parse(pattern, flags)
+    code = _compiler._code(parsed, flags)
+    groupindex = dict(parsed.state.groupdict)
+    indexgroup: list[str | None] = [None] * parsed.state.groups
+    for name, index in groupindex.items():
+        indexgroup[index] = name
+    # The opcodes are int subclasses (named constants), which marshal does not write: stored as plain ints.
+    return (int(flags | parsed.state.flags), [int(op) for op in code], int(parsed.state.groups - 1), groupindex,
+            tuple(indexgroup))
+
+
+def _load() -> dict[tuple[str, int], _Compiled]:
+    global _entries
+    if _entries is None:
+        _entries = {}
+        try:
+            with open(cache_file(), "rb") as file:
+                stored = marshal.loads(file.read())  # marshal.load(file) reads in small pieces: 40 times slower
+            if isinstance(stored, dict):
+                _entries = stored
+        except (OSError, EOFError, ValueError, TypeError):
+            pass  # no file yet, or one another run was writing: compile, and write ours at exit
+    return _entries
+
+
+def _note_added() -> None:
+    global _added
+    if not _added:
+        _added = True
+        atexit.register(save)
+
+
+def save() -> None:
+    """Write what this process compiled (with what it read) atomically; a cache that cannot be written is skipped."""
+    global _added
+    if not _added or _entries is None:
+        return
+    _added = False
+    import tempfile  # only a run that compiled something new writes
+
+    target = cache_file()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".regex-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as file:
+                marshal.dump(_entries, file)
+            os.replace(temporary, target)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError:
+        pass
+
+
+def _reset_for_tests() -> Any:
+    """Forget what was read, so a test can point the cache elsewhere."""
+    global _entries, _added
+    _entries, _added = None, False
