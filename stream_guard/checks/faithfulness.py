@@ -56,8 +56,11 @@ from stream_guard.text.names import equivalent_words, stated_name_groups
 from stream_guard.text.schedule import clock_times, day_spans
 from stream_guard.text.words import stem
 
-# A figure starts a word, or follows the "x" of a size glued to its first figure ("9x13": 9 and 13).
-_NUMBER_RE = regex_cache.compile(r"(?:(?<![\w.])|(?<=\d[xX]))\d+(?:[.,]\d+)*")
+# A figure starts a word, or follows the "x" of a size glued to its first figure ("9x13": 9 and 13). The look-behinds
+# are read after the first digit ("\d(?<![\w.]\d)" is "(?<![\w.])\d"): a pattern that opens on a digit lets the
+# regex engine skip to the next digit, where one that opens on a look-behind is tried at every character (a
+# context's figures read about three times faster, the same matches: tests/stream_guard/checks/test_faithfulness.py).
+_NUMBER_RE = regex_cache.compile(r"\d(?:(?<![\w.]\d)|(?<=\d[xX]\d))\d*(?:[.,]\d+)*")
 # Small spelled-out numbers in the context count for a digit in the answer ("three" grounds "3"). Looked
 # up through the context's cached stems rather than by scanning the text again.
 _SPELLED_WORDS = (

@@ -261,10 +261,13 @@ def _counts(word: str, before: str, after: str, then: str) -> bool:
 _QUANTIFIER_RE = regex_cache.compile(r"\b(?:" + "|".join(sorted(COUNT_QUANTIFIERS)) + r")\b", re.IGNORECASE)
 
 
+_QUANTIFIER_WORDS = tuple(sorted(COUNT_QUANTIFIERS))
+
+
 def may_hold_quantifier(text: str) -> bool:
-    """Whether a text holds a count quantifier at all: one pass, so the claims that hold none (nearly all) cost
-    nothing more."""
-    return _QUANTIFIER_RE.search(text) is not None
+    """Whether a text holds a count quantifier at all: substring tests first (words.may_match), so the claims that
+    hold none (nearly all) never run the pattern."""
+    return may_match(text, _QUANTIFIER_WORDS) and _QUANTIFIER_RE.search(text) is not None
 
 
 def unstated_quantifiers(text: str, *stated: frozenset[str]) -> tuple[str, ...]:

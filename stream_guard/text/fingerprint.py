@@ -28,7 +28,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 from stream_guard.text.short_text_cache import cached_when_short
-from stream_guard.text.words import NEGATORS, content_words, stem, words
+from stream_guard.text.words import NEGATORS, content_of, content_words, stem, words
 
 if TYPE_CHECKING:
     from stream_guard.text.inspection import Inspection
@@ -86,6 +86,11 @@ def _canonical(value: Decimal) -> str:
 
 def extract_numbers(text: str) -> list[str]:
     """Normalised numbers stated in `text`, in order of first appearance, without duplicates."""
+    return list(dict.fromkeys(_numbers(text, words(text))))
+
+
+def _numbers(text: str, tokens: list[str]) -> list[str]:
+    """The numbers of `text` whose `words` are `tokens`, with repeats: figures first, then number words."""
     found: list[str] = []
     for match in _NUMBER_RE.finditer(text):
         digits, decimals, percent, multiplier = match.groups()
@@ -96,29 +101,30 @@ def extract_numbers(text: str) -> list[str]:
         if multiplier:
             value *= _MULTIPLIERS[multiplier.lower()]
         found.append(_canonical(value) + ("%" if percent else ""))
-    for word in words(text):
-        if word in _NUMBER_WORDS:
-            found.append(str(_NUMBER_WORDS[word]))
-    return list(dict.fromkeys(found))
+    found += [str(_NUMBER_WORDS[word]) for word in tokens if word in _NUMBER_WORDS]
+    return found
 
 
 def key_stems(text: str, limit: int = MAX_KEY_STEMS) -> list[str]:
     """The `limit` most frequent content stems (ties: first seen first); numbers are tracked separately."""
-    stems = [
-        stem(w)
-        for w in content_words(text)
-        if len(w) > 2 and not _HAS_DIGIT_RE.search(w) and w not in _NUMBER_WORDS
-    ]
-    counts = Counter(stems)
-    first_seen = {s: i for i, s in reversed(list(enumerate(stems)))}
-    ranked = sorted(counts, key=lambda s: (-counts[s], first_seen[s]))
-    return ranked[:limit]
+    return _key_stems(content_words(text), limit)
+
+
+def _key_stems(content: list[str], limit: int) -> list[str]:
+    counts = Counter(
+        stem(w) for w in content if len(w) > 2 and not _HAS_DIGIT_RE.search(w) and w not in _NUMBER_WORDS
+    )
+    # A Counter keeps first-insertion order and most_common's sort is stable: ties stay first seen first.
+    return [s for s, _ in counts.most_common(limit)]
 
 
 def polarity(text: str) -> str:
-    tokens = words(text)
-    positive = sum(1 for t in tokens if t in _POSITIVE_WORDS)
-    negative = sum(1 for t in tokens if t in _NEGATIVE_WORDS)
+    return _polarity(words(text))
+
+
+def _polarity(tokens: list[str]) -> str:
+    positive = sum(map(_POSITIVE_WORDS.__contains__, tokens))
+    negative = sum(map(_NEGATIVE_WORDS.__contains__, tokens))
     if positive > negative:
         return POSITIVE
     if negative > positive:
@@ -137,7 +143,9 @@ def fingerprint(answer: str) -> dict[str, Any]:
 # answer asserts is read once per process while recent: at most 4,096 answers of up to 1,024 characters.
 @cached_when_short(1024, 4096)
 def _read(answer: str) -> tuple[tuple[str, ...], tuple[str, ...], str, int]:
-    return tuple(sorted(extract_numbers(answer))), tuple(key_stems(answer)), polarity(answer), len(answer) // 100
+    tokens = words(answer)  # tokenised once for the three readers (each tokenising on its own was half of this)
+    numbers = tuple(sorted(set(_numbers(answer, tokens))))
+    return numbers, tuple(_key_stems(content_of(tokens), MAX_KEY_STEMS)), _polarity(tokens), len(answer) // 100
 
 
 def event_fingerprint(inspection: Inspection, answer: str) -> dict[str, Any]:

@@ -95,14 +95,23 @@ def find_citations(text: str) -> list[Entity]:
 # Every citation above holds a digit (an arXiv id, a DOI, a year) or starts a URL: a text with neither (most
 # sentences) has none, and one search tells so instead of five.
 _CITATION_GATE_RE = regex_cache.compile(r"\d|https?://|www\.", re.IGNORECASE)
+_CITATION_GATE_WORDS = ("http", "www.")
+_DIGIT_RE = regex_cache.compile(r"\d")
 # And each pattern's own: what every one of its matches holds ("arxiv", "10." of a DOI, a URL's "://" or "www.",
 # a year's "19" or "20"), tested by tests/stream_guard/text/test_ner.py.
 _CITATION_NEEDLES: tuple[tuple[str, ...], ...] = (("arxiv",), ("10.",), ("://", "www."), ("19", "20"), ("19", "20"))
 
 
+def _may_cite(text: str) -> bool:
+    """Whether _CITATION_GATE_RE matches: its digit by a pattern that opens on a digit (the engine skips to one),
+    its words only where words.may_match says they may occur (the alternation is tried at every character)."""
+    return _DIGIT_RE.search(text) is not None or (
+        may_match(text, _CITATION_GATE_WORDS) and _CITATION_GATE_RE.search(text) is not None)
+
+
 def _citations(text: str) -> "_Accepted":
     found = _Accepted()
-    if _CITATION_GATE_RE.search(text) is None:
+    if not _may_cite(text):
         return found
     for pattern, needles in zip(_CITATION_RES, _CITATION_NEEDLES):
         if not may_match(text, needles):

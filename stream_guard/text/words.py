@@ -106,7 +106,12 @@ _NOT_CONTENT = STOP_WORDS | NEGATORS
 
 @cached_when_short(_MAX_CACHED_TEXT, 16384)
 def _content_words(text: str) -> tuple[str, ...]:
-    return tuple([w for w in words(text) if w not in _NOT_CONTENT and (len(w) > 1 or w.isdigit())])
+    return tuple(content_of(words(text)))
+
+
+def content_of(tokens: list[str]) -> list[str]:
+    """The content words among `words(text)`: `content_words(text)` for a caller that has the words already."""
+    return [w for w in tokens if w not in _NOT_CONTENT and (len(w) > 1 or w.isdigit())]
 
 
 def content_stems(text: str) -> list[str]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stream_guard.checks import confidence
 from stream_guard.checks.confidence import ConfidenceCheck, confidence_score, marker_counts
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.inspection import Inspection
@@ -80,3 +81,9 @@ def test_arbitrary_text_never_crashes_and_stays_bounded(text: str) -> None:
     result = run(text)
     assert 0.0 <= result.score <= 1.0
     assert 0.0 <= confidence_score(text) <= 1.0
+
+
+@given(st.lists(st.sampled_from(["may", "May 5", "MAY\n2020", "mayor", "may\t1", "maybe", "’", "I", " ", "1"]),
+                max_size=10).map("".join) | st.text(max_size=40))
+def test_the_month_gate_normalises_as_the_pattern_alone_did(text: str) -> None:
+    assert confidence._normalize(text) == confidence._MONTH_MAY_RE.sub("_", text.lower().replace("’", "'"))

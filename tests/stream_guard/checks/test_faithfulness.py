@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stream_guard.checks import faithfulness
 from stream_guard.checks.faithfulness import FaithfulnessCheck, context_numbers
 from stream_guard.config.detector import DetectorConfig, preset
 from stream_guard.text.inspection import Inspection
@@ -313,3 +316,16 @@ def test_a_well_known_name_written_another_way_is_grounded() -> None:
                ).details["novel_stems"] == 0
     dotted = ["Acme Logistics operates U.S. warehouses."]
     assert run("Acme Logistics operates warehouses in the United States.", dotted).details["novel_stems"] == 0
+
+
+# The figure pattern reads its look-behinds after the first digit: the same matches as written with them first.
+_FIGURE_AS_FIRST_WRITTEN = re.compile(r"(?:(?<![\w.])|(?<=\d[xX]))\d+(?:[.,]\d+)*")
+_FIGURE_BITS = st.sampled_from(["1", "23", "9x13", "9X1", "x", "a1", "1.5", ".5", "1,200", "3,", "_7", "٣", "²",
+                                " ", "-", "$", "v2", "10.0.1", "(", "\n"])
+
+
+@given(st.lists(_FIGURE_BITS, max_size=14).map("".join) | st.lists(_FIGURE_BITS, max_size=14).map(" ".join)
+       | st.text(max_size=60))
+def test_the_figure_pattern_finds_what_it_found_with_its_look_behinds_first(text: str) -> None:
+    assert [m.span() for m in faithfulness._NUMBER_RE.finditer(text)] == [
+        m.span() for m in _FIGURE_AS_FIRST_WRITTEN.finditer(text)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -195,3 +197,16 @@ def test_a_sentence_is_tokenised_as_first_written(text: str) -> None:
     as_first_written = [(m.group().lower().replace("’", "'"), m.start(), m.end())
                         for m in negation._TOKEN_RE.finditer(text)]
     assert negation._tokens(text) == as_first_written
+
+
+# The substring gate in front of the negator pattern (has_negator) tells what the pattern alone told.
+_NEGATOR_AS_FIRST_WRITTEN = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without)\b|n['’]t\b")
+_NEGATION_BITS = st.sampled_from(["not", "No", "NOR", "cannot", "can't", "isn’t", "nothing", "knot", "now", "Never",
+                                  "neither", "without", "withOUT", "none", "n't", "N’T", "a", " ", ".", "İ", "_no"])
+
+
+@given(st.lists(_NEGATION_BITS, max_size=12).map(" ".join) | st.lists(_NEGATION_BITS, max_size=12).map("".join)
+       | st.text(max_size=60))
+@settings(max_examples=400, deadline=None)
+def test_the_negator_gate_finds_what_the_pattern_finds(text: str) -> None:
+    assert negation.has_negator(text) == (_NEGATOR_AS_FIRST_WRITTEN.search(text.lower()) is not None)

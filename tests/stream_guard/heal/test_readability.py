@@ -1,6 +1,8 @@
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream_guard.heal import readability
 from stream_guard.heal.readability import is_readable, readability_problems
@@ -144,3 +146,55 @@ def test_a_run_of_blank_lines_is_read_in_linear_time() -> None:
     assert not readability._key_value_dump(blank)
     assert readability._KEY_VALUE_LINE_RE.search(blank) is None and readability._KEY_VALUE_RE.search(blank) is None
     assert readability.readability_problems(blank + "Refunds take 30 days.") == ()
+
+
+@given(st.lists(st.sampled_from(["a", "B", " ", "\n", "\t", "\x1c", "\u00a0", "\u2028", "\x85", "İ", "x y"]),
+                max_size=20).map("".join) | st.text(max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_normalising_by_split_is_collapsing_whitespace_by_pattern(text: str) -> None:
+    assert readability._normalise(text) == re.sub(r"\s+", " ", text).strip().lower()
+
+
+# Each pattern is tried only where its gate says a match may be: every match holds what its gate looks for.
+_READING_BITS = st.sampled_from([
+    "<b>", "</p>", "```", "| a | b |", "# Head", "snake_case", "BusinessAcceptsCreditCards", "PayPal", "range.ost",
+    "e.g.", "example.com", "so?Then", "no!Way", "2  Place", "1.\tAdd", "1. Add", "2) Mix", "Note:", "Note: a", "key: value", "a=b", "x;y: z",
+    "16:30", "I", "we", ".", ":", " ", "  ", "\n", "\t", "ok", "A", "b", "9", "_", "-", "ſ", "İ",
+])
+_READING_TEXTS = (st.lists(_READING_BITS, max_size=16).map("".join) | st.lists(_READING_BITS, max_size=16).map(" ".join)
+                  | st.text(max_size=80))
+
+
+@given(_READING_TEXTS)
+@settings(max_examples=500, deadline=None)
+def test_every_match_of_a_gated_pattern_holds_what_its_gate_looks_for(text: str) -> None:
+    r = readability
+    if r._MARKUP_RE.search(text):
+        assert r._MARKUP_MARKS.intersection(text)
+    if r._IDENTIFIER_RE.search(text):
+        assert "_" in text or r._HUMP_RE.search(text)
+    if r._GLUED_RE.search(text):
+        assert r._GLUE_RE.search(text)
+    if r._STRAY_NUMBER_RE.search(text):
+        assert "  " in text or "\t" in text
+    if r._NUMBERED_RE.search(text):
+        assert r._LIST_NUMBER_RE.search(text)
+    if r._NOTE_RE.search(text):
+        assert "Note:" in text
+    if r._KEY_VALUE_RE.search(text) or r._KEY_VALUE_LINE_RE.search(text):
+        assert ":" in text or "=" in text
+
+
+_FIRST_PERSON_AS_FIRST_WRITTEN = re.compile(r"\bI(?:'m|'ve|'d|'ll|’m|’ve|’d|’ll)?\b|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Mm]yself"
+                                            r"|[Ww]e(?:'re|'ve|'d|'ll|’re|’ve|’d|’ll)?|[Oo]urs?|[Oo]urselves|[Uu]s)\b")
+_PERSON_BITS = st.sampled_from(["I", "I'm", "I’ll", "Id", "me", "Me", "ME", "my", "myself", "mine", "we", "We're",
+                                "we’d", "our", "ours", "ourselves", "Ourself", "us", "US", "usa", "x", "_", "9", " ",
+                                "'", "’", ".", "\n", "é", "İ"])
+
+
+@given(st.lists(_PERSON_BITS, max_size=12).map("".join) | st.lists(_PERSON_BITS, max_size=12).map(" ".join)
+       | st.text(max_size=60))
+@settings(max_examples=500, deadline=None)
+def test_the_first_person_pattern_finds_what_it_found_written_with_word_boundaries(text: str) -> None:
+    assert [m.span() for m in readability._FIRST_PERSON_RE.finditer(text)] == [
+        m.span() for m in _FIRST_PERSON_AS_FIRST_WRITTEN.finditer(text)]

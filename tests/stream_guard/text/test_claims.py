@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -269,3 +271,16 @@ def test_a_share_over_half_states_most_and_the_majority() -> None:
 def test_the_quantifier_gate_finds_every_quantifier_the_tokens_hold(parts: list[str]) -> None:
     text = " ".join(parts)
     assert may_hold_quantifier(text) == any(w in COUNT_QUANTIFIERS for w in words(text.lower()))
+
+
+# may_hold_quantifier's substring gate (words.may_match) tells what its pattern alone told, in any case and script.
+_QUANTIFIER_AS_FIRST_WRITTEN = re.compile(r"\b(?:" + "|".join(sorted(COUNT_QUANTIFIERS)) + r")\b", re.IGNORECASE)
+_QUANTIFIER_BITS = st.sampled_from(["many", "MOST", "Several", "ſeveral", "almost", "majority", "lots", "plenty",
+                                    "numerous", "countless", "a", "_many", "many2", " ", ",", "é"])
+
+
+@given(st.lists(_QUANTIFIER_BITS, max_size=10).map(" ".join) | st.lists(_QUANTIFIER_BITS, max_size=10).map("".join)
+       | st.text(max_size=60))
+@settings(max_examples=400, deadline=None)
+def test_the_quantifier_gate_finds_what_the_pattern_finds(text: str) -> None:
+    assert may_hold_quantifier(text) == (_QUANTIFIER_AS_FIRST_WRITTEN.search(text) is not None)

@@ -1,9 +1,17 @@
 from __future__ import annotations
 
+import re
+from collections import Counter
+from decimal import Decimal
+
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from stream_guard.text import fingerprint as fingerprint_module
 from stream_guard.text.fingerprint import distance, extract_numbers, fingerprint, key_stems, polarity, similarity
+from stream_guard.text.words import content_words, stem, words
 
 STABLE = "SKU-441 is priced at $49.99 with free shipping."
 DRIFTED = "SKU-441 currently costs $39.99. Standard rates apply."
@@ -141,3 +149,54 @@ def test_a_fingerprint_read_from_the_per_process_cache_is_a_fresh_copy() -> None
     assert fingerprint(answer) == expected
     long_answer = answer * 40  # over the cached length: read every time, the same result
     assert fingerprint(long_answer) == fingerprint(long_answer) and len(long_answer) > 1024
+
+
+# --- the fingerprint's readers share one tokenisation: each reads as it did on its own (as first written) ---
+
+def _numbers_as_first_written(text: str) -> list[str]:
+    found: list[str] = []
+    for match in fingerprint_module._NUMBER_RE.finditer(text):
+        digits, decimals, percent, multiplier = match.groups()
+        value = Decimal(digits.replace(",", "") + (decimals or ""))
+        if multiplier:
+            value *= fingerprint_module._MULTIPLIERS[multiplier.lower()]
+        found.append(fingerprint_module._canonical(value) + ("%" if percent else ""))
+    for word in words(text):
+        if word in fingerprint_module._NUMBER_WORDS:
+            found.append(str(fingerprint_module._NUMBER_WORDS[word]))
+    return list(dict.fromkeys(found))
+
+
+def _key_stems_as_first_written(text: str, limit: int = 20) -> list[str]:
+    stems = [stem(w) for w in content_words(text)
+             if len(w) > 2 and not re.search(r"\d", w) and w not in fingerprint_module._NUMBER_WORDS]
+    counts = Counter(stems)
+    first_seen = {s: i for i, s in reversed(list(enumerate(stems)))}
+    return sorted(counts, key=lambda s: (-counts[s], first_seen[s]))[:limit]
+
+
+def _polarity_as_first_written(text: str) -> str:
+    tokens = words(text)
+    positive = sum(1 for t in tokens if t in fingerprint_module._POSITIVE_WORDS)
+    negative = sum(1 for t in tokens if t in fingerprint_module._NEGATIVE_WORDS)
+    return "positive" if positive > negative else "negative" if negative > positive else "neutral"
+
+
+_FRAGMENTS = ["refund", "refunds", "free", "not", "no", "unavailable", "supported", "two", "twelve", "dozen",
+              "1,200", "$49.99", "15%", "10k", "3.5", "SKU-441", "days", "day", "can't", "isn’t", "Zürich", "the",
+              "14.0", "5-7", "allowed", "x", "a1", "ninety", "", ".", ",", "\n"]
+_ANSWERS = st.lists(st.sampled_from(_FRAGMENTS), max_size=40).map(" ".join) | st.text(max_size=300)
+
+
+@given(_ANSWERS)
+@settings(max_examples=400, deadline=None)
+def test_one_tokenisation_reads_what_each_reader_read_on_its_own(text: str) -> None:
+    assert extract_numbers(text) == _numbers_as_first_written(text)
+    assert key_stems(text) == _key_stems_as_first_written(text)
+    assert polarity(text) == _polarity_as_first_written(text)
+    expected = (sorted(_numbers_as_first_written(text)), _key_stems_as_first_written(text),
+                _polarity_as_first_written(text), len(text) // 100)
+    found = fingerprint(text)
+    assert (found["numbers"], found["key_words"], found["polarity"], found["length_bucket"]) == expected
+    for limit in (0, 1, 3):
+        assert key_stems(text, limit) == _key_stems_as_first_written(text, limit)

@@ -528,3 +528,14 @@ def test_the_verb_tables_are_the_lemmatizer_verbs_that_are_never_nouns_or_adject
     assert verbs == {w for w in index["verb"] if w not in nouns_or_adjectives}
     assert forms == frozenset(exceptions["verb"])
     assert "consume" in verbs and "mark" not in verbs and "went" in forms
+
+
+# The citation gate reads its digit and its words apart (ner._may_cite): what the one pattern told.
+_CITATION_GATE_BITS = st.sampled_from(["http://", "HTTPS://", "httpſ://", "www.", "WWW.", "ww.", "http", "1", "٣", "a",
+                                       " ", "/", ":"])
+
+
+@given(st.lists(_CITATION_GATE_BITS, max_size=8).map("".join) | st.text(max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_the_citation_gate_tells_what_its_one_pattern_told(text: str) -> None:
+    assert ner._may_cite(text) == (ner._CITATION_GATE_RE.search(text) is not None)
