@@ -41,6 +41,7 @@ class FaithfulnessDetails(TypedDict, total=False):
     novel_stems: Count
     novel_fraction: Fraction
     unstated_quantifiers: Count
+    stated_values: Count
     missing_numbers: list[str]
     field_conflicts: Count
     empty_fields: Count
