@@ -37,7 +37,7 @@ import math
 import random
 from collections import abc
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from stream_guard.config.score_model import EVIDENCE, KINDS, ScoreModel
 from stream_guard.text.claims import is_bare_reply

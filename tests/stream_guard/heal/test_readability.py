@@ -5,7 +5,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_guard.heal import readability
-from stream_guard.heal.readability import is_readable, readability_problems
+from stream_guard.heal.readability import (
+    is_readable,
+    original_problems,
+    prose_problems,
+    readability_problems,
+    reading_counts,
+    reading_problems,
+    repair_problems,
+)
 
 RECORD = '{"name": "Harbor Grill", "attributes": {"OutdoorSeating": true}}'
 
@@ -53,9 +61,6 @@ def test_empty_text_is_not_an_answer():
     assert readability_problems("   ") == ("empty",)
 
 
-from stream_guard.heal.readability import reading_problems, repair_problems  # noqa: E402
-
-
 @pytest.mark.parametrize("repair, problem", [
     ("The restaurant serves brisket. I loved the brisket.", "first_person"),
     ('The restaurant serves brisket. The owner says "it is the best in town".', "quote_spliced"),
@@ -95,10 +100,6 @@ def test_a_repair_keeps_the_markup_and_markers_its_answer_had():
     assert "markup" in repair_problems("## Returns\nReturns take 14 days.", "Returns take 14 days.")
 
 
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from stream_guard.heal.readability import original_problems, prose_problems, reading_counts  # noqa: E402
 
 _PIECES = st.sampled_from(["I ", "we ", "Note: ", '"', "1. A", "2. B", "4. C", "range.ost ", "as follows:\n", ": But ",
                            "Refunds take 14 days. ", "```x```", '{"a": 1}', "chunk-3 ", "\n", "e.g. tea. ", "ours "])
