@@ -96,20 +96,31 @@ def _capitals_re(form: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w.])" + r"\.?".join(re.escape(c) for c in form.upper()) + r"\.?(?!\w)")
 
 
+# Per group, per form: its words, whether it is an abbreviation, and how it is written in capitals ("US", "U.S").
+_FORMS: tuple[tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...], bool, str, str], ...]], ...] = tuple(
+    (group, tuple((form, tuple(form.split()), _is_abbreviation(form), form.upper(), ".".join(form.upper()))
+                  for form in group))
+    for group in _GROUPS
+)
+
+
 def stated_name_groups(text: str, words: frozenset[str]) -> tuple[tuple[str, ...], ...]:
     """The name groups (`_GROUPS`) that `text` writes in some form: an abbreviation in capitals, a one-word name
-    among `words` (the text's lower-case words), a longer name as a phrase. Every form is first looked up among
-    `words` (its first word), so a long text is scanned only for the few forms it may hold."""
+    among `words` (the text's lower-case words), a longer name as a phrase. A form is searched for only when
+    its words are all among `words` and, for an abbreviation, its capitals occur in the text (C-level tests):
+    a long text is scanned only for the few forms it may hold."""
     lower: str | None = None
     out = []
-    for group in _GROUPS:
-        for form in group:
-            first = form.split(" ", 1)[0]
-            if first not in words and not (_is_abbreviation(form) and len(form) >= 2 and form[0] in words):
-                continue  # "U.S." leaves the word "u" (and "s") among the words
-            if _is_abbreviation(form):
+    for group, forms in _FORMS:
+        for form, parts, abbreviation, upper, dotted in forms:
+            if abbreviation:
+                # "U.S." leaves the words "u" and "s"; "IN" the word "in" (a preposition, so the capitals decide)
+                if (form not in words and form[0] not in words) or (upper not in text and dotted not in text):
+                    continue
                 found = _capitals_re(form).search(text) is not None
-            elif " " in form:
+            elif not all(part in words for part in parts):
+                continue
+            elif len(parts) > 1:
                 lower = text.lower() if lower is None else lower
                 found = re.search(rf"\b{form}\b", lower) is not None
             else:
