@@ -245,7 +245,7 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...], int
     # schedule ("open every day", "daily": the record's days are compared with it) or a price's billing period
     # ("$10 per month": the price is compared, as a quantity).
     if often:
-        owned = [(d.start, d.end) for d in day_spans(text)]
+        owned = [(d.start, d.end) for d in answer_days]
         owned += [(q.start, q.end) for q in quantities if q.unit in MONEY_UNITS]
         missing += [f.text for f, ok in zip(often, oftened) if not ok and not any(a < f.end and f.start < b for a, b in owned)]
     missing += sorted(numbers_in(_strip_spans(text, [*quantities, *times, *often, *dated])) - facts.numbers)

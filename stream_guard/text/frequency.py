@@ -68,9 +68,9 @@ _BARE_ADVERB_RE = re.compile(r"\b(hourly|daily|nightly|weekly|fortnightly|monthl
 def stated_frequencies(text: str) -> list[Frequency]:
     """What a source's `text` says of how often: its frequencies, and each bare adverb of period as once per
     period ("annually" bears out "once a year", "daily" bears out "once a day")."""
-    found = frequencies(text)
-    if not text or not mentions(text, _NEEDLES):
-        return found
+    if not text or not mentions(text, _NEEDLES):  # every bare adverb is among the needles too
+        return []
+    found = list(_frequencies(text))
     for m in _BARE_ADVERB_RE.finditer(text):
         if not any(f.start <= m.start() < f.end for f in found):
             low, high = _PERIOD_DAYS[_ADVERB[m.group(1).lower()]]

@@ -91,6 +91,12 @@ def _is_abbreviation(form: str) -> bool:
 
 
 @lru_cache(maxsize=256)
+def _phrase_re(form: str) -> re.Pattern[str]:
+    # A name of several words, as whole words of lower-cased text.
+    return re.compile(rf"\b{re.escape(form)}\b")
+
+
+@lru_cache(maxsize=256)
 def _capitals_re(form: str) -> re.Pattern[str]:
     # An abbreviation counts only in capitals, dotted or not ("US", "U.S."): "us" is a pronoun, "et" Latin.
     return re.compile(r"(?<![\w.])" + r"\.?".join(re.escape(c) for c in form.upper()) + r"\.?(?!\w)")
@@ -122,7 +128,7 @@ def stated_name_groups(text: str, words: frozenset[str]) -> tuple[tuple[str, ...
                 continue
             elif len(parts) > 1:
                 lower = text.lower() if lower is None else lower
-                found = re.search(rf"\b{form}\b", lower) is not None
+                found = _phrase_re(form).search(lower) is not None
             else:
                 found = True
             if found:
@@ -139,6 +145,6 @@ def equivalent_words(claim_lower: str, groups: tuple[tuple[str, ...], ...]) -> f
         for form in group:
             if " " not in form:
                 out.add(form)
-            elif re.search(rf"\b{form}\b", claim_lower):
+            elif _phrase_re(form).search(claim_lower):
                 out.update(form.split())
     return frozenset(out)
