@@ -276,10 +276,13 @@ def test_a_count_quantifier_no_source_uses_is_named_and_counted() -> None:
 
 
 def test_a_frequency_written_another_way_is_the_source_s_figure() -> None:
-    # "two times a day" is also read as a rate of 2 times/day: it is still the source's "twice daily".
+    # "two times a day" is the source's "twice daily".
     dosage = ["Adults: take 500 mg twice daily with food. Do not exceed 1,000 mg in 24 hours."]
     assert run("Adults take 500 mg two times a day with food.", dosage).details["missing_numbers"] == []
     assert run("Adults take 500 mg three times a day with food.", dosage).details["missing_numbers"] != []
+    # "daily" in a count of times is no schedule's days: "three times daily" is a figure no source states.
+    assert run("Adults take 500 mg three times daily with food.", dosage).details["missing_numbers"] == [
+        "three times daily"]
     # a bare adverb of period in the source states once per period
     billing = ["The Business plan is billed annually in advance."]
     assert run("The Business plan is billed once a year, in advance.", billing).details["missing_numbers"] == []

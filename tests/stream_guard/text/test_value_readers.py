@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_guard.text.exceptions import EXCLUDED, INCLUDED, scopes
-from stream_guard.text.frequency import frequencies
+from stream_guard.text.quantities.frequency import frequencies
 from stream_guard.text.modality import FORBIDDEN, PERMITTED, REQUIRED, modalities
 from stream_guard.text.names import variants
 from stream_guard.text.quantities import bears_out, extract_quantities, same_value
