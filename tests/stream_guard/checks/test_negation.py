@@ -82,6 +82,22 @@ def test_different_conditions_are_not_a_flip() -> None:
     assert flips("Refunds are not available after 30 days.", "Refunds are available within 30 days.") == []
 
 
+def test_a_negated_deadline_denies_the_deadline_not_the_act() -> None:
+    # "not paid by the due date" says the invoice was paid late or not at all: "paid late" restates it.
+    late = "Late payment. Invoices not paid by the due date accrue interest at a rate of 1.5% per month."
+    assert flips(late, "Invoices paid late accrue interest of 1.5 percent per month.") == []
+    assert flips(late, "Invoices that are paid accrue interest of 1.5 percent per month.") == []
+    assert flips("Invoices paid late accrue interest of 1.5% per month.",
+                 "Invoices not paid by the due date accrue interest of 1.5% per month.") == []
+    # "before" is a deadline too, though it also opens a condition.
+    assert flips("Refunds are not issued before the item is returned.", "Refunds are issued quickly.") == []
+    # The same predicate with the same phrase is still a flip, either way round.
+    (finding,) = flips(late, "Invoices paid by the due date accrue interest at a rate of 1.5% per month.")
+    assert (finding.answer_value, finding.source_value) == ("paid", "not paid")
+    (finding,) = flips("The app is supported by Android tablets.", "The app is not supported by Android tablets.")
+    assert finding.answer_value == "is not supported"
+
+
 def test_noun_phrase_negation_is_not_a_flip() -> None:
     context = "Apple was incorporated in 1977 without Wayne, who sold his share back to Jobs."
     assert flips(context, "Wayne sold his share back to Jobs before Apple was incorporated.") == []
