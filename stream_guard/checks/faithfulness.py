@@ -215,7 +215,7 @@ def _same_amount(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
 
 
-def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...], int]:
+def _figures(text: str, facts: _ContextFacts, question: str = "") -> tuple[str, tuple[str, ...], int]:
     """The claim text with its supported values blanked out (their words are grounded), and the literal
     figures the context does not support: quantities that agree with none, clock times and frequencies it
     states in no form ("4 pm" is "16:00", "every 12 hours" is "twice daily"), and other numbers (years,
@@ -250,8 +250,12 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...], int
     # A date stated as the source does is grounded but not counted as a stated value (score_model.short_finding
     # reads the count): a date names an event, and which event is the claim ("died on May 23, 2015" where the
     # source gives that day for another event). A clock time, a frequency or a weekday span answers "when" or "how
-    # often" of the claim's own subject.
-    return _strip_spans(text, supported), tuple(dict.fromkeys(missing)), len(supported) - len(dated)
+    # often" of the claim's own subject, and so does a period: a first and a last date the source states ("runs
+    # from 1 March 2026 to 28 February 2027", "May 12-14") are how long the claim's subject lasts, one value.
+    # Not one the question gives ("Where was he mayor from 1973 to 1981?"): the answer repeats its frame.
+    period = {d.role for d in dated} >= {"start", "end"} and {
+        d.role for d in dated if not any(stated_by(d, q) for q in stated_dates(question))} >= {"start", "end"}
+    return _strip_spans(text, supported), tuple(dict.fromkeys(missing)), len(supported) - len(dated) + period
 
 
 # A cheap gate for the figures of a claim without digits or number words: days ("weekdays", "Mon") and months.
@@ -353,7 +357,7 @@ def ground_claim(
     has_figures = may_contain_quantity(claim.text) or (
         _CALENDAR_RE.search(claim.text) is not None and bool(facts.days or facts.dates)
     )
-    text, missing_numbers, stated = _figures(claim.text, facts) if has_figures else (claim.text, (), 0)
+    text, missing_numbers, stated = _figures(claim.text, facts, inspection.question) if has_figures else (claim.text, (), 0)
     text, quoted = _without_verbatim_quotes(text, inspection)
     words = claim_words(text)
     if missing_numbers or any(w[:1].isdigit() for w in words):

@@ -290,6 +290,21 @@ def test_a_frequency_written_another_way_is_the_source_s_figure() -> None:
         "twice a year"]
 
 
+def test_a_period_the_source_states_is_a_stated_value_a_single_date_is_not() -> None:
+    # A first and a last date ("runs from ... to ...", "May 12-14") are how long the claim's subject lasts: one
+    # value the answer states as its source does (score_model.short_finding reads the count).
+    term = ["Term. This Agreement commences on March 1, 2026 and, unless terminated earlier, ends on February 28, 2027."]
+    assert run("The agreement runs from 1 March 2026 to 28 February 2027.", term).details["stated_values"] == 1
+    days = ["The 2026 edition of the conference takes place on 12-14 May 2026 at the Lisbon Congress Centre."]
+    assert run("The conference is held May 12-14, 2026 at the Lisbon Congress Centre.", days).details[
+        "stated_values"] == 1
+    # One date names an event's day, and a period the question gives is its frame, not the answer's value.
+    assert run("The agreement ends on 28 February 2027.", term).details["stated_values"] == 0
+    assert run("The agreement runs from 1 March 2026 to 28 February 2027.", term,
+               question="Who signed the agreement that runs from March 1, 2026 to February 28, 2027?"
+               ).details["stated_values"] == 0
+
+
 def test_a_date_the_source_writes_in_another_format_is_grounded_whole() -> None:
     context = ["Applications for the spring intake close on 2026-01-31 at 23:59 UTC."]
     same = run("Applications for the spring intake close on January 31, 2026 at 23:59 UTC.", context)
