@@ -57,6 +57,14 @@ def test_a_daily_newsletter_is_no_frequency() -> None:
     assert frequencies("Subscribe to the daily newsletter.") == []
 
 
+def test_a_price_per_period_is_no_frequency() -> None:
+    # An amount is not a count of times: "$10 per month" is a price's billing period, "$9.99 a month" not 99 times
+    # a month (with the source's "billed annually" read as once a year, either met it as a wrong frequency).
+    assert frequencies("The Pro plan costs $10 per month, billed monthly.") == []
+    assert frequencies("Streaming is $9.99 a month, or €5 per week.") == []
+    assert [f.text for f in frequencies("Take 2 times a day, or 2x weekly.")] == ["2 times a day", "2x weekly"]
+
+
 @pytest.mark.parametrize(("text", "force", "action"), [
     ("Either party may terminate this Agreement.", PERMITTED, "termin"),
     ("The Supplier shall not disclose it.", FORBIDDEN, "disclos"),
