@@ -120,6 +120,9 @@ class Polarity:
     # context sentence's polarity was building Mentions no pairing read).
     positive: dict[str, _Place]
     negative_wording: bool  # "fails", "unable", "lacks": the negative said without a negator
+    # The stems of those words: an opposite predicate that is one of them ("exclude" against "include") is the
+    # predicate compared, not the negative said another way.
+    negative_stems: frozenset[str]
     conditions: frozenset[str]
     question: bool
     tokens: list[_Token]
@@ -180,6 +183,7 @@ def polarity(text: str) -> Polarity:
         negated=negated,
         positive=positive,
         negative_wording=any(t[0] in _NEGATIVE_WORDS for t in tokens),
+        negative_stems=frozenset(stem(t[0]) for t in tokens if t[0] in _NEGATIVE_WORDS),
         conditions=frozenset(t[0] for t in tokens if t[0] in _CONDITIONS),
         question=text.rstrip().endswith("?"),
         tokens=tokens,
@@ -440,18 +444,20 @@ class _Pairing:
     def context_opposes(self, candidates: list[int]) -> _Flip | None:
         """The answer asserts a predicate whose opposite a best-aligned context sentence asserts, and the
         context never asserts the answer's own word there ("sales rose" vs "sales fell")."""
-        heads = self.mine.positive.keys() & _ANTONYMS.keys()
-        if not heads or self.mine.negative_wording:
+        heads = {h for h in self.mine.positive.keys() & _ANTONYMS.keys() if not self.mine.negative_stems - {h}}
+        if not heads:
             return None
         for c in candidates:
             theirs = polarity(self.view.sentence(c).text)
-            if theirs.question or theirs.negative_wording or _conditions_clash(self.mine, theirs):
+            if theirs.question or _conditions_clash(self.mine, theirs):
                 continue
             context_stems = self.view.context.stems[c]
             for head in sorted(heads):
                 if head in context_stems:
                     continue
                 for opposite in sorted(_ANTONYMS[head] & theirs.positive.keys()):
+                    if theirs.negative_stems - {opposite}:
+                        continue  # the negative said another way ("fails to rise"): its polarity is not read
                     mine, source = self.mine.mention(head), theirs.mention(opposite)
                     # Opposite verbs flip a claim only about the same thing: "sales rose" vs "sales fell",
                     # never "reducing net debt" vs "the increase in our dividend".

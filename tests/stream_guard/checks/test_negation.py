@@ -148,6 +148,17 @@ def test_opposite_predicate_is_a_flip() -> None:
     assert answer.replace(finding.answer_value or "", finding.source_value or "") == "Quarterly sales rose 5% in Europe."
 
 
+def test_an_opposite_that_is_itself_a_negative_word_is_still_the_opposite() -> None:
+    # "exclude" is a negative word, but here it is the predicate compared, not the negative said another way.
+    vat = "All prices are shown in euros (EUR) and exclude VAT, which is added at checkout according to your country."
+    (finding,) = flips(vat, "All prices are shown in euros and include VAT.")
+    assert (finding.answer_value, finding.source_value) == ("include", "exclude")
+    (finding,) = flips("All prices include VAT.", "All prices exclude VAT.")
+    assert (finding.answer_value, finding.source_value) == ("exclude", "include")
+    # The negative said another way still leaves the clause's polarity unread.
+    assert flips("Quarterly sales failed to rise in Europe.", "Quarterly sales fell in Europe.") == []
+
+
 def test_opposite_predicates_about_different_things_are_not_a_flip() -> None:
     context = "We expect net debt to fall, beginning with the increase in our common dividend."
     assert flips(context, "The company is raising its dividend and reducing net debt.") == []
