@@ -311,16 +311,19 @@ def value_conflicts(
     exclude: Callable[[_V], frozenset[str]],
     describe: Callable[[_V, _V], str] | None = None,
     minimum: int = 2,
+    read_source: Callable[[str], Sequence[_V]] | None = None,
 ) -> list[Finding]:
     """For each value `read` finds in an answer sentence (the first MAX_VALUES_PER_SENTENCE), the source sentence
     that restates that sentence (not counting the `exclude` words) and states a value that disagrees with it,
     when none aligned as well agrees: a `kind` contradiction naming both values as written. `agrees(ours,
-    theirs)` is None for a source value about something else."""
+    theirs)` is None for a source value about something else. `read_source` reads the source sentences when a
+    source's wording states more values than an answer's does (default `read`)."""
+    read_theirs = read_source or read
     def conflicts(sentence: AnswerSentence) -> list[Finding]:
         found: list[Finding] = []
         for ours in read(sentence.text)[:MAX_VALUES_PER_SENTENCE]:
             candidates = restating(view, sentence, exclude(ours), minimum)
-            hit = first_disagreeing(candidates, lambda i: read(view.sentence(i).text), lambda theirs: agrees(ours, theirs))
+            hit = first_disagreeing(candidates, lambda i: read_theirs(view.sentence(i).text), lambda theirs: agrees(ours, theirs))
             if hit is None:
                 continue
             i, (theirs, *_) = hit

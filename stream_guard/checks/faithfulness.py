@@ -51,7 +51,7 @@ from stream_guard.checks.record_claims import (
     unstated_fields,
 )
 from stream_guard.checks.dates import DateMention, context_dates, stated_by, stated_dates
-from stream_guard.text.frequency import Frequency, frequencies, stated_frequencies
+from stream_guard.text.quantities.frequency import Frequency, frequencies, stated_frequencies
 from stream_guard.text.names import equivalent_words, stated_name_groups
 from stream_guard.text.schedule import clock_times, day_spans
 from stream_guard.text.words import stem
@@ -215,7 +215,7 @@ def _same_amount(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
 
 
-def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...], int]:
+def _figures(text: str, facts: _ContextFacts, question: str = "") -> tuple[str, tuple[str, ...], int]:
     """The claim text with its supported values blanked out (their words are grounded), and the literal
     figures the context does not support: quantities that agree with none, clock times and frequencies it
     states in no form ("4 pm" is "16:00", "every 12 hours" is "twice daily"), and other numbers (years,
@@ -226,9 +226,7 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...], int
     timed = [any(t.minutes == c or {t.minutes, c} <= {0, 1440} for c in facts.clock) for t in times]
     often = frequencies(text)
     oftened = [any(f.agrees(c) for c in facts.frequencies) for f in often]
-    # "two times a day" is also read as a rate of 2 times/day: as a frequency it is compared in every form
-    # ("twice daily", "every 12 hours"), so a frequency the source states supports the quantity it overlaps.
-    verdicts = [facts.supports(q) or any(ok and _overlap(q, f) for f, ok in zip(often, oftened)) for q in quantities]
+    verdicts = [facts.supports(q) for q in quantities]
     # A date the source states in another form ("January 31, 2026" for "2026-01-31") is supported whole: its
     # month name is grounded and its figures are not compared one by one.
     answer_dates = stated_dates(text)
@@ -242,18 +240,22 @@ def _figures(text: str, facts: _ContextFacts) -> tuple[str, tuple[str, ...], int
     missing = [q.text for q, ok in zip(quantities, verdicts) if not ok]
     missing += [t.text for t, ok in zip(times, timed) if not ok]
     # A frequency no source states in any form is a figure no source states. Not one that is the days of a
-    # schedule ("open every day", "daily": the record's days are compared with it) or a price's billing period
-    # ("$10 per month": the price is compared, as a quantity).
+    # schedule ("open every day": the record's days are compared with it; a count of times in a day, "three times
+    # daily", is no schedule's days) or a price's billing period ("$10 per month": the price is compared).
     if often:
-        owned = [(d.start, d.end) for d in answer_days]
-        owned += [(q.start, q.end) for q in quantities if q.unit in MONEY_UNITS]
-        missing += [f.text for f, ok in zip(often, oftened) if not ok and not any(a < f.end and f.start < b for a, b in owned)]
+        missing += [f.text for f, ok in zip(often, oftened) if not ok
+                    and not any(d.start <= f.start and f.end <= d.end for d in answer_days)
+                    and not any(q.start < f.end and f.start < q.end for q in quantities if q.unit in MONEY_UNITS)]
     missing += sorted(numbers_in(_strip_spans(text, [*quantities, *times, *often, *dated])) - facts.numbers)
     # A date stated as the source does is grounded but not counted as a stated value (score_model.short_finding
     # reads the count): a date names an event, and which event is the claim ("died on May 23, 2015" where the
     # source gives that day for another event). A clock time, a frequency or a weekday span answers "when" or "how
-    # often" of the claim's own subject.
-    return _strip_spans(text, supported), tuple(dict.fromkeys(missing)), len(supported) - len(dated)
+    # often" of the claim's own subject, and so does a period: a first and a last date the source states ("runs
+    # from 1 March 2026 to 28 February 2027", "May 12-14") are how long the claim's subject lasts, one value.
+    # Not one the question gives ("Where was he mayor from 1973 to 1981?"): the answer repeats its frame.
+    period = {d.role for d in dated} >= {"start", "end"} and {
+        d.role for d in dated if not any(stated_by(d, q) for q in stated_dates(question))} >= {"start", "end"}
+    return _strip_spans(text, supported), tuple(dict.fromkeys(missing)), len(supported) - len(dated) + period
 
 
 # A cheap gate for the figures of a claim without digits or number words: days ("weekdays", "Mon") and months.
@@ -261,10 +263,6 @@ _CALENDAR_RE = regex_cache.compile(
     r"\b(?:(?i:(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day)?s?|week(?:day|end)s?)|January|February|March|April"
     r"|May|June|July|August|September|October|November|December)\b"
 )
-
-
-def _overlap(a: "_Span", b: "_Span") -> bool:
-    return a.start < b.end and b.start < a.end
 
 
 class _Span(Protocol):
@@ -359,7 +357,7 @@ def ground_claim(
     has_figures = may_contain_quantity(claim.text) or (
         _CALENDAR_RE.search(claim.text) is not None and bool(facts.days or facts.dates)
     )
-    text, missing_numbers, stated = _figures(claim.text, facts) if has_figures else (claim.text, (), 0)
+    text, missing_numbers, stated = _figures(claim.text, facts, inspection.question) if has_figures else (claim.text, (), 0)
     text, quoted = _without_verbatim_quotes(text, inspection)
     words = claim_words(text)
     if missing_numbers or any(w[:1].isdigit() for w in words):

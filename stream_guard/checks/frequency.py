@@ -1,11 +1,12 @@
 """Frequency contradictions: the answer says something happens more or less often than the source sentence it
 restates says ("three times daily" for "twice daily", "every 4 hours" for "every 6 hours", "up to once a week"
-for "at least once a week"). Equivalent forms agree: "twice daily" = "every 12 hours" = "2 times a day"."""
+for "at least once a week"). Equivalent forms agree: "twice daily" = "every 12 hours" = "2 times a day"; a source's
+bare adverb of period states once per period ("billed annually" against "billed twice a year")."""
 
 from __future__ import annotations
 
 from stream_guard.checks.alignment import ContradictionView, value_conflicts
-from stream_guard.text.frequency import Frequency, frequencies
+from stream_guard.text.quantities.frequency import Frequency, frequencies, stated_frequencies
 from stream_guard.text.words import stem
 from stream_guard.wire.report import Finding
 
@@ -16,4 +17,5 @@ _VALUE_STEMS = frozenset(
 
 
 def analyze_frequency(view: ContradictionView) -> list[Finding]:
-    return value_conflicts(view, "frequency", frequencies, Frequency.agrees, lambda _: _VALUE_STEMS)
+    return value_conflicts(view, "frequency", frequencies, Frequency.agrees, lambda _: _VALUE_STEMS,
+                           read_source=stated_frequencies)

@@ -18,6 +18,9 @@ What is deliberately not a flip:
 - anything after a subordinator in its clause ("until the President accepts", "if you do not report"):
   conditions, not assertions; questions; and sentences that say the negative another way ("fails to",
   "unable", "lacks");
+- a negated predicate with a "by" or "before" phrase ("not paid by the due date", "not issued before
+  March"): the negation denies the deadline (or the agent), not the predicate, so it flips only the same
+  predicate with the same phrase ("paid by the due date"), never "paid late" or "paid";
 - pairs whose conditions differ ("cannot cancel after 30 days" vs "can cancel within 30 days"), a possessed
   predicate against an unpossessed one ("did not have the right" vs "the right to vote"), or an answer
   clause about something the source clause does not name ("white-tailed deer do not have" vs "mule deer
@@ -97,6 +100,9 @@ class Mention:
     before: frozenset[str]
     possessed: bool
     after: frozenset[str] = frozenset()  # the next few content stems of the clause (the predicate's object)
+    # A "by"/"before" phrase right after the predicate, as (preposition, its content stems): on a negated
+    # predicate it is what the negation denies ("not paid *by the due date*").
+    scope: tuple[str, frozenset[str]] | None = None
 
 
 # Where a positive mention is, to build it when asked: (token index, index among its clause's content stems,
@@ -114,6 +120,9 @@ class Polarity:
     # context sentence's polarity was building Mentions no pairing read).
     positive: dict[str, _Place]
     negative_wording: bool  # "fails", "unable", "lacks": the negative said without a negator
+    # The stems of those words: an opposite predicate that is one of them ("exclude" against "include") is the
+    # predicate compared, not the negative said another way.
+    negative_stems: frozenset[str]
     conditions: frozenset[str]
     question: bool
     tokens: list[_Token]
@@ -163,7 +172,8 @@ def polarity(text: str) -> Polarity:
             unsure.add(head_stem)
             continue
         before = frozenset(s for s in stems[lo:k] if s)  # once per clause: at most one negated head each
-        negated.setdefault(head_stem, Mention((_phrase_start(tokens, k), tokens[j][2]), before, possessed))
+        negated.setdefault(head_stem, Mention((_phrase_start(tokens, k), tokens[j][2]), before, possessed,
+                                              scope=_scope(tokens, j)))
     for s in unsure:
         negated.pop(s, None)
         positive.pop(s, None)
@@ -173,6 +183,7 @@ def polarity(text: str) -> Polarity:
         negated=negated,
         positive=positive,
         negative_wording=any(t[0] in _NEGATIVE_WORDS for t in tokens),
+        negative_stems=frozenset(stem(t[0]) for t in tokens if t[0] in _NEGATIVE_WORDS),
         conditions=frozenset(t[0] for t in tokens if t[0] in _CONDITIONS),
         question=text.rstrip().endswith("?"),
         tokens=tokens,
@@ -241,6 +252,41 @@ def _governed(tokens: list[_Token], stems: list[str | None], k: int, hi: int) ->
             continue
         return j, partial, possessed
     return None
+
+
+# Prepositions whose phrase after a negated predicate takes the negation's focus: a deadline ("not paid by the
+# due date" says it was paid late or not at all, not that it was never paid) or an agent ("not issued by the
+# store"). "before" is also a subordinator, so the phrase is read past the clause's condition cut.
+_SCOPE_PREPOSITIONS = frozenset(("by", "before"))
+_SCOPE_WORDS = 4  # tokens of the phrase read after the preposition ("the due date", "the end of March")
+
+
+def _scope(tokens: list[_Token], j: int) -> tuple[str, frozenset[str]] | None:
+    """The "by"/"before" phrase right after the predicate at token j, as (preposition, content stems)."""
+    if j + 1 >= len(tokens) or tokens[j + 1][0] not in _SCOPE_PREPOSITIONS:
+        return None
+    words = []
+    for low, _, _ in tokens[j + 2 : j + 2 + _SCOPE_WORDS]:
+        if low in _CLAUSE_BREAKS:
+            break
+        if _is_content(low):
+            words.append(stem(low))
+    return tokens[j + 1][0], frozenset(words)
+
+
+def _same_scope(negated: Mention, positive: Mention, tokens: list[_Token]) -> bool:
+    """A negated predicate with a deadline or agent phrase meets only the positive predicate with the same
+    preposition and a phrase sharing a content word ("paid by the due date"); without one, any."""
+    if negated.scope is None:
+        return True
+    theirs = _scope(tokens, _head_token(tokens, positive))
+    return theirs is not None and theirs[0] == negated.scope[0] and bool(theirs[1] & negated.scope[1])
+
+
+def _head_token(tokens: list[_Token], mention: Mention) -> int:
+    """The index of the token that ends `mention`'s span (its predicate word)."""
+    end = mention.span[1]
+    return next(k for k, t in enumerate(tokens) if t[2] == end)
 
 
 def _collect_positive(
@@ -374,7 +420,8 @@ class _Pairing:
                 continue
             for head in sorted(self.mine.positive.keys() & theirs.negated.keys() & self.stems):
                 mine, source = self.mine.mention(head), theirs.negated[head]
-                if _same_predicate(mine, source, source, mine) and not self._stated_elsewhere(head, c, mine, False):
+                if (_same_predicate(mine, source, source, mine) and _same_scope(source, mine, self.mine.tokens)
+                        and not self._stated_elsewhere(head, c, mine, False)):
                     return _Flip(head, mine, c, source, "source_denies")
         return None
 
@@ -389,25 +436,28 @@ class _Pairing:
                 continue
             for head in sorted(heads & theirs.positive.keys()):
                 mine, source = self.mine.negated[head], theirs.mention(head)
-                if _same_predicate(mine, source, mine, source) and not self._stated_elsewhere(head, c, mine, True):
+                if (_same_predicate(mine, source, mine, source) and _same_scope(mine, source, theirs.tokens)
+                        and not self._stated_elsewhere(head, c, mine, True)):
                     return _Flip(head, mine, c, source, "source_affirms")
         return None
 
     def context_opposes(self, candidates: list[int]) -> _Flip | None:
         """The answer asserts a predicate whose opposite a best-aligned context sentence asserts, and the
         context never asserts the answer's own word there ("sales rose" vs "sales fell")."""
-        heads = self.mine.positive.keys() & _ANTONYMS.keys()
-        if not heads or self.mine.negative_wording:
+        heads = {h for h in self.mine.positive.keys() & _ANTONYMS.keys() if not self.mine.negative_stems - {h}}
+        if not heads:
             return None
         for c in candidates:
             theirs = polarity(self.view.sentence(c).text)
-            if theirs.question or theirs.negative_wording or _conditions_clash(self.mine, theirs):
+            if theirs.question or _conditions_clash(self.mine, theirs):
                 continue
             context_stems = self.view.context.stems[c]
             for head in sorted(heads):
                 if head in context_stems:
                     continue
                 for opposite in sorted(_ANTONYMS[head] & theirs.positive.keys()):
+                    if theirs.negative_stems - {opposite}:
+                        continue  # the negative said another way ("fails to rise"): its polarity is not read
                     mine, source = self.mine.mention(head), theirs.mention(opposite)
                     # Opposite verbs flip a claim only about the same thing: "sales rose" vs "sales fell",
                     # never "reducing net debt" vs "the increase in our dividend".

@@ -182,3 +182,37 @@ def test_no_delivered_answer_ever_contains_a_json_object_from_the_context(guard,
     assert not any(obj in delivered for obj in objects if obj != "{}")
     if verdict.delivered_answer != answer:
         assert "json" not in readability_problems(delivered, [chunk], ["1"])
+
+
+# Short support-desk answers that write the source's value another way (issue 15's typed-value events).
+SAME_VALUE_ANOTHER_WAY = [
+    ("How should adults take the medicine?", "Adults: take 500 mg twice daily with food.",
+     "Adults take 500 mg two times a day with food."),
+    ("What happens if an invoice is paid late?",
+     "Late payment. Invoices not paid by the due date accrue interest at a rate of 1.5% per month on the outstanding "
+     "balance.", "Invoices paid late accrue interest of 1.5 percent per month on the outstanding balance."),
+    ("How long is the agreement?",
+     "Term. This Agreement commences on March 1, 2026 and, unless terminated earlier, ends on February 28, 2027.",
+     "The agreement runs from 1 March 2026 to 28 February 2027."),
+    ("When and where is the conference?",
+     "The 2026 edition of the conference takes place on 12-14 May 2026 at the Lisbon Congress Centre.",
+     "The conference is held May 12-14, 2026 at the Lisbon Congress Centre."),
+]
+
+
+@pytest.mark.parametrize(("question", "source", "answer"), SAME_VALUE_ANOTHER_WAY)
+def test_a_short_answer_writing_the_source_s_value_another_way_is_delivered_unchanged(guard, question, source, answer):
+    verdict, _ = guard.evaluate(event(answer, (source,), question))
+    assert (verdict.routing, verdict.flagged, verdict.delivered_answer) == ("accept", False, answer)
+
+
+def test_a_short_answer_with_another_value_is_still_caught_naming_both(guard):
+    verdict, _ = guard.evaluate(event("Adults take 500 mg three times a day with food.",
+                                      ("Adults: take 500 mg twice daily with food.",), "How should adults take it?"))
+    assert verdict.flagged and verdict.delivered_answer == "Adults take 500 mg twice daily with food."
+    assert [(s.kind, s.answer_value, s.source_value) for s in verdict.hallucinated_statements if s.answer_value] == [
+        ("frequency", "three times a day", "twice daily")]
+    verdict, _ = guard.evaluate(event("The agreement runs from 1 March 2026 to 28 February 2028.",
+                                      ("Term. This Agreement commences on March 1, 2026 and, unless terminated "
+                                       "earlier, ends on February 28, 2027.",), "How long is the agreement?"))
+    assert verdict.flagged

@@ -20,6 +20,7 @@ from stream_guard.text.quantities.numbers import (
     _read_scale,
     _read_words,
 )
+from stream_guard.text.quantities.frequency import frequencies
 from stream_guard.text.quantities.quantity import Quantity
 from stream_guard.text.quantities.bounds import BOUND_WORDS, qualifier
 from stream_guard.text.quantities.ranges import (
@@ -213,7 +214,20 @@ def _extract_cached(text: str) -> tuple[Quantity, ...]:
         parses.append(parse)
         i = parse.last + 1
     spans = [(p.first, p.last) for p in parses]
-    return tuple(q for k, p in enumerate(parses) if (q := _finish(text, toks, p, spans, k)) is not None)
+    found = [q for k, p in enumerate(parses) if (q := _finish(text, toks, p, spans, k)) is not None]
+    return tuple(_without_frequencies(text, found))
+
+
+def _without_frequencies(text: str, found: list[Quantity]) -> list[Quantity]:
+    """`found` less the counts of times per period that the frequency reader reads ("two times a day", "3x
+    weekly"): how often is one value with one reader, which compares it in every form ("twice daily", "every 12
+    hours", "annually"). Read here as well, a rate of 2 times/day met no such form in a source that writes "twice
+    daily" and was a figure no source states. "60 times a minute" or "100 times a day" (no frequency) stay rates."""
+    if not any(q.unit is not None and q.unit.startswith("times/") for q in found):
+        return found
+    often = frequencies(text)
+    return [q for q in found
+            if not (q.unit is not None and q.unit.startswith("times/") and any(f.start < q.end and q.start < f.end for f in often))]
 
 
 def _parse_at(text: str, toks: list[_Tok], i: int) -> _Parse | int | None:
@@ -409,7 +423,7 @@ def _finish(text: str, toks: list[_Tok], parse: _Parse, spans: list[tuple[int, i
         unit, magnitude = _Unit("age_years", 1.0), parse.value
         value, low, high, precision = magnitude, magnitude, magnitude, 0.5
     if unit is not None and unit.unit == "day" and _prev_word(toks, parse.first) == "every":
-        return None  # "every 6 hours" says how often, not how long: text/frequency.py reads it
+        return None  # "every 6 hours" says how often, not how long: quantities/frequency.py reads it
     start, end = toks[parse.first].start, toks[parse.last].end
     counted = _counted(toks, parse) if unit is None else frozenset()
     kind, lead = qualifier(toks, parse.first, parse.last)

@@ -68,6 +68,17 @@ def test_extraction_readings() -> None:
     assert month_year.readings == ((2021, 3, None),)
 
 
+def test_a_day_range_in_one_month_is_its_first_and_last_day() -> None:
+    def read(text: str) -> list[tuple[str, tuple[int | None, int | None, int | None], str | None]]:
+        return [(d.text, d.readings[0], d.role) for d in extract_dates(text)]
+
+    assert read("held May 12-14, 2026") == [("May 12", (2026, 5, 12), "start"), ("14, 2026", (2026, 5, 14), "end")]
+    assert read("on 12-14 May 2026") == [("12", (2026, 5, 12), "start"), ("14 May 2026", (2026, 5, 14), "end")]
+    # A second number not after the first is no range (a score, a typo): the date is read as before.
+    assert read("on May 14-12") == [("May 14", (None, 5, 14), None)]
+    assert read("won 24-17 May") == [("17 May", (None, 5, 17), None)]
+
+
 def test_things_that_are_not_dates() -> None:
     assert extract_dates("You may 5 times try.") == []
     assert extract_dates("during COVID-19") == []

@@ -276,15 +276,33 @@ def test_a_count_quantifier_no_source_uses_is_named_and_counted() -> None:
 
 
 def test_a_frequency_written_another_way_is_the_source_s_figure() -> None:
-    # "two times a day" is also read as a rate of 2 times/day: it is still the source's "twice daily".
+    # "two times a day" is the source's "twice daily".
     dosage = ["Adults: take 500 mg twice daily with food. Do not exceed 1,000 mg in 24 hours."]
     assert run("Adults take 500 mg two times a day with food.", dosage).details["missing_numbers"] == []
     assert run("Adults take 500 mg three times a day with food.", dosage).details["missing_numbers"] != []
+    # "daily" in a count of times is no schedule's days: "three times daily" is a figure no source states.
+    assert run("Adults take 500 mg three times daily with food.", dosage).details["missing_numbers"] == [
+        "three times daily"]
     # a bare adverb of period in the source states once per period
     billing = ["The Business plan is billed annually in advance."]
     assert run("The Business plan is billed once a year, in advance.", billing).details["missing_numbers"] == []
     assert run("The Business plan is billed twice a year, in advance.", billing).details["missing_numbers"] == [
         "twice a year"]
+
+
+def test_a_period_the_source_states_is_a_stated_value_a_single_date_is_not() -> None:
+    # A first and a last date ("runs from ... to ...", "May 12-14") are how long the claim's subject lasts: one
+    # value the answer states as its source does (score_model.short_finding reads the count).
+    term = ["Term. This Agreement commences on March 1, 2026 and, unless terminated earlier, ends on February 28, 2027."]
+    assert run("The agreement runs from 1 March 2026 to 28 February 2027.", term).details["stated_values"] == 1
+    days = ["The 2026 edition of the conference takes place on 12-14 May 2026 at the Lisbon Congress Centre."]
+    assert run("The conference is held May 12-14, 2026 at the Lisbon Congress Centre.", days).details[
+        "stated_values"] == 1
+    # One date names an event's day, and a period the question gives is its frame, not the answer's value.
+    assert run("The agreement ends on 28 February 2027.", term).details["stated_values"] == 0
+    assert run("The agreement runs from 1 March 2026 to 28 February 2027.", term,
+               question="Who signed the agreement that runs from March 1, 2026 to February 28, 2027?"
+               ).details["stated_values"] == 0
 
 
 def test_a_date_the_source_writes_in_another_format_is_grounded_whole() -> None:

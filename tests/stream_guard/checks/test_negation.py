@@ -82,6 +82,22 @@ def test_different_conditions_are_not_a_flip() -> None:
     assert flips("Refunds are not available after 30 days.", "Refunds are available within 30 days.") == []
 
 
+def test_a_negated_deadline_denies_the_deadline_not_the_act() -> None:
+    # "not paid by the due date" says the invoice was paid late or not at all: "paid late" restates it.
+    late = "Late payment. Invoices not paid by the due date accrue interest at a rate of 1.5% per month."
+    assert flips(late, "Invoices paid late accrue interest of 1.5 percent per month.") == []
+    assert flips(late, "Invoices that are paid accrue interest of 1.5 percent per month.") == []
+    assert flips("Invoices paid late accrue interest of 1.5% per month.",
+                 "Invoices not paid by the due date accrue interest of 1.5% per month.") == []
+    # "before" is a deadline too, though it also opens a condition.
+    assert flips("Refunds are not issued before the item is returned.", "Refunds are issued quickly.") == []
+    # The same predicate with the same phrase is still a flip, either way round.
+    (finding,) = flips(late, "Invoices paid by the due date accrue interest at a rate of 1.5% per month.")
+    assert (finding.answer_value, finding.source_value) == ("paid", "not paid")
+    (finding,) = flips("The app is supported by Android tablets.", "The app is not supported by Android tablets.")
+    assert finding.answer_value == "is not supported"
+
+
 def test_noun_phrase_negation_is_not_a_flip() -> None:
     context = "Apple was incorporated in 1977 without Wayne, who sold his share back to Jobs."
     assert flips(context, "Wayne sold his share back to Jobs before Apple was incorporated.") == []
@@ -130,6 +146,17 @@ def test_opposite_predicate_is_a_flip() -> None:
     assert (finding.answer_value, finding.source_value) == ("fell", "rose")
     assert "opposite" in finding.evidence
     assert answer.replace(finding.answer_value or "", finding.source_value or "") == "Quarterly sales rose 5% in Europe."
+
+
+def test_an_opposite_that_is_itself_a_negative_word_is_still_the_opposite() -> None:
+    # "exclude" is a negative word, but here it is the predicate compared, not the negative said another way.
+    vat = "All prices are shown in euros (EUR) and exclude VAT, which is added at checkout according to your country."
+    (finding,) = flips(vat, "All prices are shown in euros and include VAT.")
+    assert (finding.answer_value, finding.source_value) == ("include", "exclude")
+    (finding,) = flips("All prices include VAT.", "All prices exclude VAT.")
+    assert (finding.answer_value, finding.source_value) == ("exclude", "include")
+    # The negative said another way still leaves the clause's polarity unread.
+    assert flips("Quarterly sales failed to rise in Europe.", "Quarterly sales fell in Europe.") == []
 
 
 def test_opposite_predicates_about_different_things_are_not_a_flip() -> None:

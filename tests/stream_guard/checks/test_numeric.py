@@ -203,3 +203,15 @@ def test_legal_numerals_are_one_value() -> None:
 def test_the_same_amount_in_another_currency() -> None:
     assert _kinds("The Starter plan costs €20 per month.", "The Starter plan costs $20 per month.") == [
         ("currency", "$20", "€20")]
+
+
+def test_how_often_is_the_frequency_check_s_not_a_number_no_source_states() -> None:
+    # "two times a day" is the source's "twice daily" (and "every 12 hours" is too): no unsupported figure here,
+    # and no numeric finding beside the frequency check's when the count differs ("three times a day").
+    dosage = "Adults: take 500 mg twice daily with food."
+    for answer in ("Adults take 500 mg two times a day with food.", "Adults take 500 mg every 12 hours with food."):
+        analysis = analyze_numeric(ContradictionView(Inspection.build("", dosage, answer)))
+        assert analysis.unsupported == () and analysis.findings == ()
+    assert numeric("Adults: take 500 mg two times a day with food.", "Adults take 500 mg three times a day with food.") == []
+    # The dose beside it is still compared.
+    assert values(numeric(dosage, "Adults take 750 mg two times a day.")) == [("numeric", "750 mg", "500 mg")]

@@ -235,11 +235,19 @@ def test_a_dose_per_body_mass_is_not_a_dose() -> None:
 
 
 def test_rates_per_time_compare_with_rates_of_the_same_kind() -> None:
-    weekly = only("Exercise 3 times a week.")
-    assert weekly.unit == "times/day"
-    assert not values_agree(weekly, only("Exercise 3 times per day."))
+    beats = only("The heart beats 60 times a minute.")
+    assert beats.unit == "times/day"
+    assert not values_agree(beats, only("The heart beats 100 times a day."))
     assert values_agree(only("Take 5 mg per day."), only("Take 35 mg per week."))
     assert not comparable(only("Take 5 mg per day."), only("Take 5 mg."))
+
+
+def test_how_often_is_read_once_as_a_frequency_not_also_as_a_rate() -> None:
+    # "two times a day" is the frequency reader's (one value, compared in every form: "twice daily", "every 12
+    # hours"); read as 2 times/day as well, it met nothing in a source that writes "twice daily".
+    assert [q.text for q in extract_quantities("Take 500 mg two times a day with food.")] == ["500 mg"]
+    assert extract_quantities("Exercise 3x a week.") == []
+    assert [q.text for q in extract_quantities("Take 5 mg per day.")] == ["5 mg per day"]
 
 
 def test_money_per_period_stays_money_for_the_billing_check() -> None:

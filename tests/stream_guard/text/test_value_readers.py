@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_guard.text.exceptions import EXCLUDED, INCLUDED, scopes
-from stream_guard.text.frequency import frequencies
+from stream_guard.text.quantities.frequency import frequencies
 from stream_guard.text.modality import FORBIDDEN, PERMITTED, REQUIRED, modalities
 from stream_guard.text.names import variants
 from stream_guard.text.quantities import bears_out, extract_quantities, same_value
@@ -55,6 +55,14 @@ def test_frequencies_compare_as_events_per_day(a: str, b: str, agree: bool) -> N
 
 def test_a_daily_newsletter_is_no_frequency() -> None:
     assert frequencies("Subscribe to the daily newsletter.") == []
+
+
+def test_a_price_per_period_is_no_frequency() -> None:
+    # An amount is not a count of times: "$10 per month" is a price's billing period, "$9.99 a month" not 99 times
+    # a month (with the source's "billed annually" read as once a year, either met it as a wrong frequency).
+    assert frequencies("The Pro plan costs $10 per month, billed monthly.") == []
+    assert frequencies("Streaming is $9.99 a month, or €5 per week.") == []
+    assert [f.text for f in frequencies("Take 2 times a day, or 2x weekly.")] == ["2 times a day", "2x weekly"]
 
 
 @pytest.mark.parametrize(("text", "force", "action"), [

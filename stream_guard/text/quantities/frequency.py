@@ -21,9 +21,12 @@ _ADVERB = {"hourly": "hour", "daily": "day", "nightly": "night", "weekly": "week
 
 _N = r"(?:once|twice|thrice|\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
 _PERIOD = r"(hour|day|night|week|fortnight|month|quarter|year)"
+# A number after a currency sign or inside a figure is an amount, never a count of times: "$10 per month" is a
+# price's billing period (the billing check's), "$9.99 a month" is not 99 times a month.
+_NOT_A_COUNT = r"(?<![$€£¥.,])"
 _FREQUENCY_RE = re.compile(
-    rf"\b(?P<n>{_N})(?:\s++(?:times?|x))?\s++(?:a|an|per|each|every)\s++{_PERIOD.replace('(', '(?P<p>', 1)}\b"
-    rf"|\b(?P<n2>{_N})(?:\s++(?:times?|x))?\s++(?P<adv>hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually)\b"
+    rf"\b{_NOT_A_COUNT}(?P<n>{_N})(?:\s++times?|\s*+x)?\s++(?:a|an|per|each|every)\s++{_PERIOD.replace('(', '(?P<p>', 1)}\b"
+    rf"|\b{_NOT_A_COUNT}(?P<n2>{_N})(?:\s++times?|\s*+x)?\s++(?P<adv>hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually)\b"
     rf"|\bevery\s++(?:(?P<k>\d{{1,3}}|other|second|two|three|four|five|six|seven|eight|nine|ten|twelve)\s++)?"
     rf"(?P<ep>hours?|days?|nights?|weeks?|fortnights?|months?|years?|morning|evening)\b"
     rf"|\b(?P<q>q(?P<qh>\d{{1,2}})h)\b",
@@ -33,7 +36,7 @@ _WORD_NUMBERS = {"other": 2, "second": 2, "two": 2, "three": 3, "four": 4, "five
                  "eight": 8, "nine": 9, "ten": 10, "twelve": 12}  # fmt: skip
 # Substrings every frequency contains one of: a C-level test that skips most sentences.
 _NEEDLES = ("once", "twice", "thrice", "times", "every", "daily", "weekly", "monthly", "hourly", "nightly", "yearly",
-            "annually", "quarterly", "fortnightly", "q1", "q2", "q3", "q4", "q6", "q8")
+            "annually", "quarterly", "fortnightly", "q1", "q2", "q3", "q4", "q6", "q8", "x a", "x per", "x each")
 
 
 @dataclass(frozen=True)
