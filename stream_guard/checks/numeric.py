@@ -187,11 +187,19 @@ def _local(q: Quantity, other: Quantity) -> int:
     return len((q.subject & other.subject) - q.counted)
 
 
+def _same_limit(q: Quantity, other: Quantity) -> bool:
+    return q.qualifier in BOUNDS and q.qualifier == other.qualifier and bool(q.counted) and q.counted == other.counted
+
+
 def _same_subject(q: Quantity, rival: _Placed, overlaps: dict[int, int], answer_stems: int) -> tuple[int, int] | None:
     """(local, sentence) evidence that `rival` is about what `q` is about, or None when it is not."""
     local = _local(q, rival.quantity)
     shared = overlaps.get(rival.sentence, 0)
     if q.unit is None:
+        if _same_limit(q, rival.quantity):
+            # A limit of the same kind on the same counted thing ("no more than 3 tablets" where the source
+            # says "do not exceed 2 tablets") is one limit stated twice: the counted noun is its subject.
+            local += 1
         # Bare counts are common and loosely attached ("3 children", "3 times"); ask for both kinds.
         return (local, shared) if local >= 1 and shared >= 2 else None
     return (local, shared) if tied_to_subject(local, shared, answer_stems) else None

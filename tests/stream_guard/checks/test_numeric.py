@@ -124,6 +124,15 @@ def test_counts_of_the_same_thing_compete() -> None:
     assert values(findings) == [("numeric", "10", "20")]
 
 
+def test_a_different_limit_on_the_same_counted_thing_contradicts() -> None:
+    leaflet = "Take one tablet twice daily with food. Do not exceed 2 tablets in 24 hours."
+    assert values(numeric(leaflet, "Take one tablet with food, and no more than 3 tablets in 24 hours.")) == [
+        ("numeric", "3", "2")]
+    assert numeric(leaflet, "Take one tablet with food, and no more than 2 tablets in 24 hours.") == []
+    # A limit of another kind, or on another counted thing, is not the same limit.
+    assert numeric("Do not exceed 2 tablets in 24 hours.", "Take at least 3 capsules in 24 hours.") == []
+
+
 def test_rounded_figures_are_not_contradictions() -> None:
     assert numeric("Revenue reached $1,234,567 last year.", "Revenue reached about $1.2 million last year.") == []
     assert numeric("Revenue grew 23.4% last year.", "Revenue grew 23% last year.") == []
