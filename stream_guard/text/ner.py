@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Iterator, Literal, Protocol, Sequenc
 from stream_guard.text import regex_cache
 from stream_guard.text.analysis import ASCII_WORD_RE, BoundedLRU
 from stream_guard.text.inspection import Entity, Inspection
+from stream_guard.text.pydantic_v1 import without_pydantic_v1
 from stream_guard.text.short_text_cache import cached_when_short
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.words import STOP_WORDS, may_match
@@ -433,8 +434,8 @@ def _import_spacy() -> Any:
     """`import spacy` without its command line. spaCy's `__init__` imports `spacy.cli` (typer, requests, weasel
     and every command: about a quarter of the instructions of importing and loading a model) only to expose
     `spacy.info`. A placeholder package stands in while spaCy imports and is taken out of `sys.modules` at once,
-    so a later `import spacy.cli` (or `spacy.info(...)`) imports the real one. Deferred to the first model
-    load: importing spaCy costs about a second."""
+    so a later `import spacy.cli` (or `spacy.info(...)`) imports the real one. Nor confection's `pydantic.v1`
+    (text/pydantic_v1.py). Deferred to the first model load: importing spaCy costs about half a second."""
     if "spacy" in sys.modules:
         return sys.modules["spacy"]
     placeholder = types.ModuleType("spacy.cli")
@@ -448,7 +449,8 @@ def _import_spacy() -> Any:
         return spacy
     sys.modules.update(stand_ins)
     try:
-        import spacy
+        with without_pydantic_v1():
+            import spacy
     finally:
         for name, module in stand_ins.items():
             if sys.modules.get(name) is module:
