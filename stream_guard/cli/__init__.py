@@ -10,6 +10,7 @@ from typing import NoReturn, Sequence
 from stream_guard.errors import StreamGuardError, report
 
 STREAMING_COMMANDS = ("worker", "up", "produce", "tail", "replay-dlq", "alerts")
+OFFLINE_COMMANDS = ("check", "backtest", "calibrate", "serve")  # each the module stream_guard.cli.<command>
 
 
 USAGE = """usage: stream-guard [--version] {check,backtest,calibrate,serve,worker,up,produce,tail,replay-dlq,alerts} ...
@@ -27,16 +28,23 @@ USAGE = """usage: stream-guard [--version] {check,backtest,calibrate,serve,worke
 
 
 def entry() -> NoReturn:
-    """The `stream-guard` program (its console script and `python -m stream_guard.cli`): `main` on the process's
-    arguments; after an offline command the process ends without tearing its heap down (cli/process_exit.py:
-    about a fifth of a short run's CPU once spaCy is loaded). The streaming commands exit the normal way: their
-    libraries' clean-up (Faust's, aiokafka's) is theirs to run."""
-    code = main()
-    if sys.argv[1:2] and sys.argv[1] in STREAMING_COMMANDS:
-        raise SystemExit(code)
-    from stream_guard.cli.process_exit import exit_process
+    """The `stream-guard` program (its console script, `python -m stream_guard` and `python -m stream_guard.cli`):
+    `main` on the process's arguments. An offline command's modules are imported as objects that last as long as
+    the process (stream_guard/long_lived.py: no garbage collection looks at them), and after it the process ends
+    without tearing its heap down (cli/process_exit.py: about a fifth of a short run's CPU once spaCy is loaded).
+    The streaming commands start and exit the normal way: their libraries' clean-up (Faust's, aiokafka's) is
+    theirs to run."""
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    if command not in OFFLINE_COMMANDS:
+        raise SystemExit(main())
+    import importlib
 
-    exit_process(code)
+    from stream_guard.cli.process_exit import exit_process
+    from stream_guard.long_lived import built_to_last
+
+    with built_to_last():
+        importlib.import_module(f"stream_guard.cli.{command}")
+    exit_process(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
