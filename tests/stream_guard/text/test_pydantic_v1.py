@@ -71,9 +71,11 @@ except ConfigValidationError as err:
 
 
 def test_another_confection_or_one_already_imported_is_imported_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
-    import confection.validation  # noqa: F401
+    import importlib
 
     from stream_guard.text import pydantic_v1
+
+    importlib.import_module("confection.validation")
 
     with pydantic_v1.without_pydantic_v1():  # confection's validation already imported: nothing to keep out
         assert sys.modules.get("pydantic.v1", "absent") is not None
