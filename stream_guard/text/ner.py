@@ -29,6 +29,8 @@ from typing import Any, Callable, Iterable, Iterator, Literal, Protocol, Sequenc
 from stream_guard.text import regex_cache
 from stream_guard.text.analysis import ASCII_WORD_RE, BoundedLRU
 from stream_guard.text.inspection import Entity, Inspection
+from stream_guard.long_lived import built_to_last
+from stream_guard.text.pydantic_v1 import without_pydantic_v1
 from stream_guard.text.short_text_cache import cached_when_short
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.words import STOP_WORDS, may_match
@@ -351,7 +353,8 @@ def _load_spacy_once(model: str) -> tuple[Any, "_PipelineLock"]:
     _loading += 1
     _load_started = time.process_time()
     try:
-        loaded = _load_spacy_pipeline(model)
+        with built_to_last():  # spaCy's modules and the model last as long as the process (long_lived.py)
+            loaded = _load_spacy_pipeline(model)
         _loaded_by[model] = os.getpid()
         return loaded
     finally:
@@ -433,8 +436,8 @@ def _import_spacy() -> Any:
     """`import spacy` without its command line. spaCy's `__init__` imports `spacy.cli` (typer, requests, weasel
     and every command: about a quarter of the instructions of importing and loading a model) only to expose
     `spacy.info`. A placeholder package stands in while spaCy imports and is taken out of `sys.modules` at once,
-    so a later `import spacy.cli` (or `spacy.info(...)`) imports the real one. Deferred to the first model
-    load: importing spaCy costs about a second."""
+    so a later `import spacy.cli` (or `spacy.info(...)`) imports the real one. Nor confection's `pydantic.v1`
+    (text/pydantic_v1.py); the fixed patterns its modules compile come from the regex cache. Deferred to the first model load: importing spaCy costs about half a second."""
     if "spacy" in sys.modules:
         return sys.modules["spacy"]
     placeholder = types.ModuleType("spacy.cli")
@@ -448,7 +451,8 @@ def _import_spacy() -> Any:
         return spacy
     sys.modules.update(stand_ins)
     try:
-        import spacy
+        with without_pydantic_v1(), regex_cache.routing_re_compile():
+            import spacy
     finally:
         for name, module in stand_ins.items():
             if sys.modules.get(name) is module:

@@ -140,3 +140,30 @@ def test_the_file_is_named_for_this_interpreter_and_regex_engine() -> None:
     name = regex_cache.cache_file().name
     assert f"{sys.version_info[0]}{sys.version_info[1]}{sys.version_info[2]}" in name
     assert str(_sre.MAGIC) in name
+
+
+def test_re_compile_routed_through_the_cache_within_the_block_only(fresh_cache: Path) -> None:
+    import importlib
+
+    import fractions  # compiles a pattern when imported: imported again within the block
+
+    standard = re.compile
+    try:
+        with regex_cache.routing_re_compile():
+            assert re.compile is not standard
+            with regex_cache.routing_re_compile():  # nested: the outer block keeps routing
+                pass
+            assert re.compile(r"(?P<n>\d+) days?", re.I) == standard(r"(?P<n>\d+) days?", re.I)
+            assert re.compile(rb"\d+") == standard(rb"\d+")  # bytes: the standard library's own
+            compiled = re.compile(r"x+")
+            assert re.compile(compiled) is compiled
+            with pytest.raises(re.error):
+                re.compile(r"(unclosed")
+            del sys.modules["fractions"]
+            again = importlib.import_module("fractions")
+    finally:
+        sys.modules["fractions"] = fractions
+    assert re.compile is standard
+    format_ = again._RATIONAL_FORMAT  # type: ignore[attr-defined]
+    assert format_ == fractions._RATIONAL_FORMAT  # type: ignore[attr-defined]
+    assert (format_.pattern, format_.flags & ~re.UNICODE) in regex_cache._load()  # it came through the cache
