@@ -47,6 +47,12 @@ def test_prose_and_short_lists_are_not_records():
     assert read_record("Name: Acme\nPrice: $10\nRefunds: within 14 days") is not None
 
 
+def test_a_record_knows_the_format_it_was_written_in():
+    assert record().form == "JSON"
+    table = read_record("Name: Acme\nPrice: $10\nRefunds: within 14 days")
+    assert table is not None and table.form == ""
+
+
 def test_prose_view_has_no_json_punctuation_and_spells_out_codes():
     text = record().text
     assert "{" not in text and '"' not in text
