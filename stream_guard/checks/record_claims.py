@@ -305,27 +305,41 @@ def unstated_fields(claim: str, records: tuple[Record | None, ...]) -> list[str]
         return []
 
     tokens = [t for t in _tokens(claim) if t != ","]
-    present = frozenset(tokens)
+    forms = [_singulars(t) for t in tokens]
+    present = frozenset().union(*forms)
     keys = frozenset().union(*(r.key_stems for r in listing))
     out: list[str] = []
     for ways, key_stems in _amenity_terms():
-        named = next((way for way in ways if set(way) <= present and _in_order(tokens, way)), None)
-        if named is None or key_stems & keys:
+        if key_stems & keys:
+            continue
+        found = [(way, _in_order(forms, way)) for way in ways if set(way) <= present]
+        named, at = next(((way, at) for way, at in found if at >= 0), ((), -1))
+        if at < 0:
             continue
         # Named anywhere in the record (a category "Gluten-Free", "Caterers") or in a review: stated.
         named_stems = frozenset(stem(w) for w in named)
         if any(r.mentioned_in_prose(named_stems) or named_stems <= r.value_stems for r in listing):
             continue
-        out.append(" ".join(named))
+        out.append(" ".join(tokens[at : at + len(named)]))  # as the claim writes it ("credit cards")
     return out
 
 
-def _in_order(stems: list[str], way: tuple[str, ...]) -> bool:
-    """Whether the words of `way` occur one right after another ("happy hour", not "happy ... hour")."""
-    if len(way) == 1:
-        return True
+def _singulars(token: str) -> frozenset[str]:
+    """The token and the singulars its plural ending can stand for: an amenity is named by its plural too ("accepts
+    credit cards" names "credit card", "options for vegetarians" names "vegetarian")."""
+    forms = {token}
+    if len(token) > 3 and token.endswith("s"):
+        forms.add(token[:-1])
+        if len(token) > 4 and token.endswith("es"):
+            forms.add(token[:-2])
+    return frozenset(forms)
+
+
+def _in_order(forms: list[frozenset[str]], way: tuple[str, ...]) -> int:
+    """Where the words of `way` first occur one right after another ("happy hour", not "happy ... hour"), each token
+    read in any of its `forms`; -1 when they do not."""
     n = len(way)
-    return any(tuple(stems[i : i + n]) == way for i in range(len(stems) - n + 1))
+    return next((i for i in range(len(forms) - n + 1) if all(word in forms[i + j] for j, word in enumerate(way))), -1)
 
 
 def day_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[str]:

@@ -174,6 +174,13 @@ def test_amenities_a_record_has_no_field_for_are_unstated():
     assert unstated_fields("They take reservations.", (read_record('{"name": "A", "city": "B", "stars": 4}'),)) == []
 
 
+def test_an_amenity_named_in_the_plural_is_the_same_amenity():
+    r = week()
+    assert unstated_fields("The restaurant accepts credit cards.", r) == ["credit cards"]
+    assert unstated_fields("There are options for vegetarians.", r) == ["vegetarians"]
+    assert unstated_fields("Two credit unions and a card shop are nearby.", r) == []  # the words, not in a row
+
+
 def test_a_record_key_names_an_entity_even_when_its_value_is_null():
     from stream_guard.checks.entities import EntityCheck
     from stream_guard.config.detector import DetectorConfig
