@@ -198,16 +198,13 @@ _ENUMERATOR_ONLY_RE = regex_cache.compile(r"^\s*+(?:\(?\d{1,3}[.)]|[-*•#]++|st
 _COMPOUND_RE = regex_cache.compile(r";\s++|,\s++(?=(?:and|but|while|whereas|although|though)\s)", re.IGNORECASE)
 _LEADING_CONJ_RE = regex_cache.compile(r"^(?:and|but|while|whereas|although|though)\s++", re.IGNORECASE)
 
-# Discourse markers (connectives: "despite", "nonetheless" relate two statements the way "however" does; what they
-# relate is in the other words), words about the answer itself, and words about the source and the act of reporting it
-# (a summary's "the speakers discussed", "this document illustrates": the source never calls itself a document or its
+# Discourse markers, words about the answer itself, and words about the source and the act of reporting it (a
+# summary's "the speakers discussed", "this document illustrates": the source never calls itself a document or its
 # participants speakers): content words to the stop list, but they carry nothing a passage could confirm, so they
 # neither ground nor un-ground a claim.
 GENERIC_WORDS: frozenset[str] = frozenset(
     """
     therefore thus hence however additionally furthermore moreover overall finally lastly firstly secondly
-    despite although albeit nonetheless nevertheless whereas meanwhile conversely consequently accordingly
-    besides notwithstanding likewise similarly
     thirdly also main mainly important importantly note noted notably various several certain specific
     specifically generally typically usually often including include includes example examples instance
     etc answer answers question questions passage passages mention mentioned mentions provided provide
