@@ -174,6 +174,16 @@ def test_amenities_a_record_has_no_field_for_are_unstated():
     assert unstated_fields("They take reservations.", (read_record('{"name": "A", "city": "B", "stars": 4}'),)) == []
 
 
+def test_a_review_naming_an_amenity_in_another_form_states_it():
+    review = ("She explained that the rest of her fondant was for the last fifteen wedding cakes that she had to deliver "
+              "during the summer, and every one of them arrived perfect.")
+    data = {"name": "Montecito Confections", "attributes": {"WiFi": None, "OutdoorSeating": None},
+            "review_info": [{"review_text": review}]}
+    r = (read_record(orjson.dumps(data).decode()),)
+    assert unstated_fields("They offer local delivery.", r) == []
+    assert unstated_fields("They take reservations.", r) == ["reservations"]
+
+
 def test_an_amenity_named_in_the_plural_is_the_same_amenity():
     r = week()
     assert unstated_fields("The restaurant accepts credit cards.", r) == ["credit cards"]
