@@ -308,14 +308,23 @@ def _amenity_terms() -> tuple[tuple[tuple[_Name, ...], frozenset[str]], ...]:
     return tuple(out)
 
 
+# A name followed by this word is a verb with its object, not the amenity: "catering to families" serves them (the
+# verb "cater to"); the catering service is the noun.
+_VERB_READINGS: dict[tuple[str, ...], str] = {("catering",): "to"}
+
+
 def _first_named(names: tuple[_Name, ...], forms: list[frozenset[str]]) -> tuple[_Name, int, int] | None:
     """(the name, where it starts, how many tokens it takes) for the first of `names` the claim uses, or None."""
     present = frozenset().union(*forms)
     for name in names:
         for form in name.forms:
-            at = _in_order(forms, form) if set(form) <= present else -1
-            if at >= 0:
-                return name, at, len(form)
+            if not set(form) <= present:
+                continue
+            verb_object = _VERB_READINGS.get(form)
+            for at in _occurrences(forms, form):
+                after = at + len(form)
+                if verb_object is None or after >= len(forms) or verb_object not in forms[after]:
+                    return name, at, len(form)
     return None
 
 
@@ -355,11 +364,11 @@ def _singulars(token: str) -> frozenset[str]:
     return frozenset(forms)
 
 
-def _in_order(forms: list[frozenset[str]], way: tuple[str, ...]) -> int:
-    """Where the words of `way` first occur one right after another ("happy hour", not "happy ... hour"), each token
-    read in any of its `forms`; -1 when they do not."""
+def _occurrences(forms: list[frozenset[str]], way: tuple[str, ...]) -> list[int]:
+    """Where the words of `way` occur one right after another ("happy hour", not "happy ... hour"), each token read
+    in any of its `forms`."""
     n = len(way)
-    return next((i for i in range(len(forms) - n + 1) if all(word in forms[i + j] for j, word in enumerate(way))), -1)
+    return [i for i in range(len(forms) - n + 1) if all(word in forms[i + j] for j, word in enumerate(way))]
 
 
 def day_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[str]:

@@ -184,6 +184,12 @@ def test_a_review_naming_an_amenity_in_another_form_states_it():
     assert unstated_fields("They take reservations.", r) == ["reservations"]
 
 
+def test_catering_to_someone_is_the_verb_not_the_catering_service():
+    r = (read_record('{"name": "Kogilicious", "attributes": {"RestaurantsGoodForGroups": true, "WiFi": null}}'),)
+    assert unstated_fields("Catering to groups, it offers a casual ambience.", r) == []
+    assert unstated_fields("Catering to groups, it also offers catering for weddings.", r) == ["catering"]
+
+
 def test_an_amenity_named_in_the_plural_is_the_same_amenity():
     r = week()
     assert unstated_fields("The restaurant accepts credit cards.", r) == ["credit cards"]
