@@ -144,8 +144,9 @@ def _prepare(inspection: Inspection) -> list[_Chunk]:
     if inspection.question.strip():
         out.append(_Chunk("question", inspection.question))
     records = [r for r in inspection.records if r is not None]
-    keys = " ".join(dict.fromkeys([k for r in records for f in r.fields for k in f.path] + [r.form for r in records]))
-    if keys.strip():
+    names = [k for r in records for f in r.fields for k in f.path] + [r.form for r in records if r.form]
+    keys = " ".join(dict.fromkeys(names))
+    if keys:
         out.append(_Chunk("record keys", keys))
     return out
 

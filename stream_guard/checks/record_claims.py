@@ -313,9 +313,11 @@ def _amenity_terms() -> tuple[tuple[tuple[_Name, ...], frozenset[str]], ...]:
 _VERB_READINGS: dict[tuple[str, ...], str] = {("catering",): "to"}
 
 
-def _first_named(names: tuple[_Name, ...], forms: list[frozenset[str]]) -> tuple[_Name, int, int] | None:
-    """(the name, where it starts, how many tokens it takes) for the first of `names` the claim uses, or None."""
-    present = frozenset().union(*forms)
+def _first_named(
+    names: tuple[_Name, ...], forms: list[frozenset[str]], present: frozenset[str]
+) -> tuple[_Name, int, int] | None:
+    """(the name, where it starts, how many tokens it takes) for the first of `names` the claim uses (its tokens read
+    in any of their `forms`, `present` their union), or None."""
     for name in names:
         for form in name.forms:
             if not set(form) <= present:
@@ -337,12 +339,13 @@ def unstated_fields(claim: str, records: tuple[Record | None, ...]) -> list[str]
 
     tokens = [t for t in _tokens(claim) if t != ","]
     forms = [_singulars(t) for t in tokens]
+    present = frozenset().union(*forms)
     keys = frozenset().union(*(r.key_stems for r in listing))
     out: list[str] = []
     for names, key_stems in _amenity_terms():
         if key_stems & keys:
             continue
-        found = _first_named(names, forms)
+        found = _first_named(names, forms, present)
         if found is None:
             continue
         name, at, length = found
