@@ -138,11 +138,14 @@ class _Chunk:
 
 def _prepare(inspection: Inspection) -> list[_Chunk]:
     """The chunks, plus the question: a name the user wrote is not one the model invented; plus a record's
-    keys as written, null fields included ("WiFi": null names WiFi, though it says nothing about it)."""
+    keys as written, null fields included ("WiFi": null names WiFi, though it says nothing about it), and the
+    name of its format ("the provided JSON data" speaks of the source, and spaCy tags "JSON" as a place)."""
     out = [_Chunk(chunk.id, chunk.text) for chunk in inspection.chunks]
     if inspection.question.strip():
         out.append(_Chunk("question", inspection.question))
-    keys = " ".join(dict.fromkeys(k for r in inspection.records if r is not None for f in r.fields for k in f.path))
+    records = [r for r in inspection.records if r is not None]
+    names = [k for r in records for f in r.fields for k in f.path] + [r.form for r in records if r.form]
+    keys = " ".join(dict.fromkeys(names))
     if keys:
         out.append(_Chunk("record keys", keys))
     return out

@@ -263,13 +263,14 @@ def schema_stems(records: tuple[Record | None, ...]) -> frozenset[str]:
 # Amenities a business record lists as attributes, and the words a claim names them with. A claim naming
 # one that the record has no field for, and that no review text mentions, states what the record does not
 # say: RAGTruth's annotators mark "offers free Wi-Fi" and "does not take reservations" alike as baseless
-# then. Each entry: the stems that name it in a claim (any one of the word groups), and the stems of record
+# then. Each entry: the names a claim gives it ("|" between names, "/" between forms of one name: a review using
+# another form states what the claim names, "she had to deliver the cakes" its delivery), and the stems of record
 # keys that would hold it. Tuned on Yelp-style records (RAGTruth data-to-text), like _SCHEMA_VOCABULARY.
 _AMENITIES: tuple[tuple[str, str], ...] = (
     ("wifi|internet", "wifi internet"),
     ("outdoor|patio", "outdoor"),
     ("reservation|reservations", "reservations"),
-    ("delivery|deliveries|delivers", "delivery"),
+    ("delivery/deliveries/delivers", "delivery"),
     ("takeout|to-go", "takeout take out"),
     ("catering", "caters catering"),
     ("credit card|cash only|accepts cash", "credit"),
@@ -287,14 +288,46 @@ _AMENITIES: tuple[tuple[str, str], ...] = (
 )
 
 
-@lru_cache(maxsize=1)
-def _amenity_terms() -> tuple[tuple[tuple[tuple[str, ...], ...], frozenset[str]], ...]:
+@dataclass(frozen=True)
+class _Name:
+    """One name of an amenity, in each of its forms ("delivery", "delivers"): token sequences and their stems."""
 
+    forms: tuple[tuple[str, ...], ...]
+    stems: tuple[frozenset[str], ...]
+
+
+@lru_cache(maxsize=1)
+def _amenity_terms() -> tuple[tuple[tuple[_Name, ...], frozenset[str]], ...]:
     out = []
     for names, keys in _AMENITIES:
-        ways = tuple(tuple(_tokens(name)) for name in names.split("|"))
-        out.append((ways, frozenset(stem(k) for k in keys.split())))
+        named = []
+        for name in names.split("|"):
+            forms = tuple(tuple(_tokens(form)) for form in name.split("/"))
+            named.append(_Name(forms, tuple(frozenset(stem(w) for w in form) for form in forms)))
+        out.append((tuple(named), frozenset(stem(k) for k in keys.split())))
     return tuple(out)
+
+
+# A name followed by this word is a verb with its object, not the amenity: "catering to families" serves them (the
+# verb "cater to"); the catering service is the noun.
+_VERB_READINGS: dict[tuple[str, ...], str] = {("catering",): "to"}
+
+
+def _first_named(
+    names: tuple[_Name, ...], forms: list[frozenset[str]], present: frozenset[str]
+) -> tuple[_Name, int, int] | None:
+    """(the name, where it starts, how many tokens it takes) for the first of `names` the claim uses (its tokens read
+    in any of their `forms`, `present` their union), or None."""
+    for name in names:
+        for form in name.forms:
+            if not set(form) <= present:
+                continue
+            verb_object = _VERB_READINGS.get(form)
+            for at in _occurrences(forms, form):
+                after = at + len(form)
+                if verb_object is None or after >= len(forms) or verb_object not in forms[after]:
+                    return name, at, len(form)
+    return None
 
 
 def unstated_fields(claim: str, records: tuple[Record | None, ...]) -> list[str]:
@@ -305,27 +338,40 @@ def unstated_fields(claim: str, records: tuple[Record | None, ...]) -> list[str]
         return []
 
     tokens = [t for t in _tokens(claim) if t != ","]
-    present = frozenset(tokens)
+    forms = [_singulars(t) for t in tokens]
+    present = frozenset().union(*forms)
     keys = frozenset().union(*(r.key_stems for r in listing))
     out: list[str] = []
-    for ways, key_stems in _amenity_terms():
-        named = next((way for way in ways if set(way) <= present and _in_order(tokens, way)), None)
-        if named is None or key_stems & keys:
+    for names, key_stems in _amenity_terms():
+        if key_stems & keys:
             continue
-        # Named anywhere in the record (a category "Gluten-Free", "Caterers") or in a review: stated.
-        named_stems = frozenset(stem(w) for w in named)
-        if any(r.mentioned_in_prose(named_stems) or named_stems <= r.value_stems for r in listing):
+        found = _first_named(names, forms, present)
+        if found is None:
             continue
-        out.append(" ".join(named))
+        name, at, length = found
+        # Named anywhere in the record (a category "Gluten-Free", "Caterers") or in a review, in any form: stated.
+        if any(r.mentioned_in_prose(stems) or stems <= r.value_stems for r in listing for stems in name.stems):
+            continue
+        out.append(" ".join(tokens[at : at + length]))  # as the claim writes it ("credit cards")
     return out
 
 
-def _in_order(stems: list[str], way: tuple[str, ...]) -> bool:
-    """Whether the words of `way` occur one right after another ("happy hour", not "happy ... hour")."""
-    if len(way) == 1:
-        return True
+def _singulars(token: str) -> frozenset[str]:
+    """The token and the singulars its plural ending can stand for: an amenity is named by its plural too ("accepts
+    credit cards" names "credit card", "options for vegetarians" names "vegetarian")."""
+    forms = {token}
+    if len(token) > 3 and token.endswith("s"):
+        forms.add(token[:-1])
+        if len(token) > 4 and token.endswith("es"):
+            forms.add(token[:-2])
+    return frozenset(forms)
+
+
+def _occurrences(forms: list[frozenset[str]], way: tuple[str, ...]) -> list[int]:
+    """Where the words of `way` occur one right after another ("happy hour", not "happy ... hour"), each token read
+    in any of its `forms`."""
     n = len(way)
-    return any(tuple(stems[i : i + n]) == way for i in range(len(stems) - n + 1))
+    return [i for i in range(len(forms) - n + 1) if all(word in forms[i + j] for j, word in enumerate(way))]
 
 
 def day_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[str]:

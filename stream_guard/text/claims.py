@@ -26,8 +26,10 @@ _MAX_CACHED_LINE = 1024
 # quantifiers in a row that could share it: "However" followed by 20,000 spaces is read once, not split
 # every possible way (it took 15 s at 8,000 spaces).
 
-# Words that refer to the retrieved material itself rather than to the world.
-_SOURCE_NOUN = r"(?:passages?|context|contexts|documents?|sources?|texts?|articles?|excerpts?|snippets?|search\s++results|materials?|information|news\s++articles?)"
+# Words that refer to the retrieved material itself rather than to the world; "structured data" is what a data-to-text
+# answer calls the record it was given ("According to the structured data, it opens at 5 pm").
+_SOURCE_NOUN = (r"(?:passages?|context|contexts|documents?|sources?|texts?|articles?|excerpts?|snippets?|search\s++results|"
+                r"materials?|information|news\s++articles?|structured\s++data)")
 _SOURCE_REF = rf"(?:the\s++|these\s++|this\s++)?(?:(?:first|second|third|fourth|fifth|last|other|given|provided|above|retrieved|available|following|supplied|original|relevant)\s++)*+{_SOURCE_NOUN}(?:(?:\s*+\#)?\s*+\d++)?(?:\s++(?:provided|given|above|supplied|here)\b)?"
 
 # Prefaces that attribute a claim to the passages: removed, the rest of the sentence is the claim.
@@ -313,7 +315,7 @@ class Claim:
 # _PREFACE_RE, _ATTRIBUTION_RE, _INLINE_META_RE: each needs a _SOURCE_NOUN (or, in a parenthetical tag,
 # "passage", "source", "document", "doc", "chunk").
 _SOURCE_WORDS = ("passage", "context", "doc", "source", "text", "article", "excerpt", "snippet", "search",
-                 "material", "information", "chunk")
+                 "material", "information", "chunk", "structured")
 # _REFERENCE_NUMBER_RE: one of its nouns (and a digit).
 _REFERENCE_WORDS = ("passage", "source", "doc", "chunk", "step", "paragraph")
 # _NEGATION_RE (and so every decline): "not", "no", "none", "neither", "never", "unable", "fail(s)", "cannot", "n't".

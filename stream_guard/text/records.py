@@ -117,6 +117,9 @@ class Record:
     field_lines: frozenset[int] = frozenset()
     # Stems of every short string value (names, categories; not review texts, read as prose_stems).
     value_stems: frozenset[str] = frozenset()
+    # The name of the format the chunk was written in ("JSON"), "" for a `key: value` table: answers name the
+    # source's format ("based on the provided JSON data"), which is a word about the source, not a claim.
+    form: str = ""
 
     @property
     def text(self) -> str:
@@ -295,7 +298,7 @@ def _parse_table(text: str) -> dict[str, str] | None:
     return pairs if len(pairs) >= _TABLE_MIN_LINES and len(pairs) * 4 >= len(lines) * 3 else None
 
 
-def _build(data: Any) -> Record:
+def _build(data: Any, form: str) -> Record:
     from stream_guard.text.words import compound_stems, stem, stem_set
 
     budget = [MAX_FIELDS]
@@ -338,6 +341,7 @@ def _build(data: Any) -> Record:
         value_stems=frozenset().union(
             *(stem_set(f.value) for f in fields if isinstance(f.value, str) and len(f.value) <= LONG_TEXT_CHARS)
         ),
+        form=form,
     )
 
 
@@ -358,11 +362,12 @@ def _week_summary(days: list[str]) -> list[str]:
 def read_record(text: str) -> Record | None:
     """The chunk as a record, or None when it is prose. Cached by chunk text, like the chunk analysis."""
     data = _parse_json(text)
+    form = "JSON"
     if data is None:
-        data = _parse_table(text)
+        data, form = _parse_table(text), ""
     if not data:
         return None
-    record = _build(data)
+    record = _build(data, form)
     return record if record.fields else None
 
 

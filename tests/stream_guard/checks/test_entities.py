@@ -198,3 +198,15 @@ def test_a_schedule_is_not_a_name() -> None:
     check = EntityCheck(DetectorConfig(), recognizer=RegexRecognizer())
     assert not check._checkable(Entity("Mon-Fri 9am-5pm", "ORG"))
     assert not check._checkable(Entity("Pacific Time", "PERSON"))
+
+
+def test_the_name_of_a_records_format_speaks_of_the_source() -> None:
+    # "JSON" in "the provided data in JSON format" is the source's own format (spaCy tags it GPE); prose
+    # context gives no such licence, and a table record is not JSON.
+    answer = "Here is an overview based on the provided data in JSON format."
+    entities = (Entity("JSON", "GPE", answer.index("JSON"), answer.index("JSON") + 4),)
+    record = '{"name": "Harbor Grill", "city": "Goleta"}'
+    table = "Name: Harbor Grill\nCity: Goleta\nStars: 4"
+    for context, fabricated in ((record, []), (table, ["JSON"]), ("Harbor Grill is in Goleta.", ["JSON"])):
+        inspection = Inspection.build("", [context], answer, answer_entities=entities)
+        assert regex_check().run(inspection).details["fabricated"] == fabricated, context

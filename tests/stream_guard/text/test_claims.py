@@ -284,3 +284,9 @@ _QUANTIFIER_BITS = st.sampled_from(["many", "MOST", "Several", "ſeveral", "almo
 @settings(max_examples=400, deadline=None)
 def test_the_quantifier_gate_finds_what_the_pattern_finds(text: str) -> None:
     assert may_hold_quantifier(text) == (_QUANTIFIER_AS_FIRST_WRITTEN.search(text) is not None)
+
+
+def test_the_structured_data_a_data_to_text_answer_cites_is_its_source() -> None:
+    assert strip_meta("According to the provided structured data, the grill has a rating of 3.5 stars.") == (
+        "the grill has a rating of 3.5 stars.")
+    assert split_claims("Based on the provided structured data, here is an objective overview of Kogilicious:") == []

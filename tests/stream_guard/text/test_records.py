@@ -47,6 +47,12 @@ def test_prose_and_short_lists_are_not_records():
     assert read_record("Name: Acme\nPrice: $10\nRefunds: within 14 days") is not None
 
 
+def test_a_record_knows_the_format_it_was_written_in():
+    assert record().form == "JSON"
+    table = read_record("Name: Acme\nPrice: $10\nRefunds: within 14 days")
+    assert table is not None and table.form == ""
+
+
 def test_prose_view_has_no_json_punctuation_and_spells_out_codes():
     text = record().text
     assert "{" not in text and '"' not in text
@@ -166,6 +172,29 @@ def test_amenities_a_record_has_no_field_for_are_unstated():
     assert unstated_fields("The staff caters to groups.", r) == []
     # Only a record that lists yes-no attributes says anything by leaving one out.
     assert unstated_fields("They take reservations.", (read_record('{"name": "A", "city": "B", "stars": 4}'),)) == []
+
+
+def test_a_review_naming_an_amenity_in_another_form_states_it():
+    review = ("She explained that the rest of her fondant was for the last fifteen wedding cakes that she had to deliver "
+              "during the summer, and every one of them arrived perfect.")
+    data = {"name": "Montecito Confections", "attributes": {"WiFi": None, "OutdoorSeating": None},
+            "review_info": [{"review_text": review}]}
+    r = (read_record(orjson.dumps(data).decode()),)
+    assert unstated_fields("They offer local delivery.", r) == []
+    assert unstated_fields("They take reservations.", r) == ["reservations"]
+
+
+def test_catering_to_someone_is_the_verb_not_the_catering_service():
+    r = (read_record('{"name": "Kogilicious", "attributes": {"RestaurantsGoodForGroups": true, "WiFi": null}}'),)
+    assert unstated_fields("Catering to groups, it offers a casual ambience.", r) == []
+    assert unstated_fields("Catering to groups, it also offers catering for weddings.", r) == ["catering"]
+
+
+def test_an_amenity_named_in_the_plural_is_the_same_amenity():
+    r = week()
+    assert unstated_fields("The restaurant accepts credit cards.", r) == ["credit cards"]
+    assert unstated_fields("There are options for vegetarians.", r) == ["vegetarians"]
+    assert unstated_fields("Two credit unions and a card shop are nearby.", r) == []  # the words, not in a row
 
 
 def test_a_record_key_names_an_entity_even_when_its_value_is_null():
