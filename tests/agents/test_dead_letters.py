@@ -63,10 +63,17 @@ def strict(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> It
         assert worker.stop() == 0, worker.log_tail()
 
 
+def dead_letters_of(names: Names, worker: Worker, predicate: Any) -> list[dict[str, Any]]:
+    """The dead-letter topic once `predicate` holds; on a time-out, the strict worker's log says why."""
+    try:
+        return wait_for(names, names.topics.dlq, predicate, timeout=90)
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n--- the strict worker's log ---\n{worker.log_tail()}") from None
+
+
 def test_a_keyed_event_judged_where_it_lands_keeps_its_key_in_its_dead_letter(strict: tuple[Names, Worker]) -> None:
-    names, _ = strict
-    dead_letters = wait_for(names, names.topics.dlq, lambda rs: any(r.get("event_id") == "kd-1" for r in rs),
-                            timeout=90)
+    names, worker = strict
+    dead_letters = dead_letters_of(names, worker, lambda rs: any(r.get("event_id") == "kd-1" for r in rs))
     [dead] = [r for r in dead_letters if r.get("event_id") == "kd-1"]
     assert dead["stage"] == "timeout" and dead["key"] == KEYED_KEY.decode()
     assert dead["original_topic"] == names.topics.answers
@@ -80,7 +87,7 @@ def test_a_dead_letter_is_the_original_record_and_replaying_it_after_a_fix_gets_
     def by_id(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         return {eid: r for r in records for eid in ("rp-long", "rp-slow", "kd-1") if f'"{eid}"' in str(r.get("value"))}
 
-    by_id = by_id(wait_for(names, names.topics.dlq, lambda rs: len(by_id(rs)) == 3, timeout=90))
+    by_id = by_id(dead_letters_of(names, strict_worker, lambda rs: len(by_id(rs)) == 3))
     assert by_id["rp-long"]["stage"] == "decode" and by_id["rp-long"]["field"] == "answer"
     assert by_id["rp-slow"]["stage"] == "timeout" and float(by_id["rp-slow"]["cost_ms"]) > 1
     records = {r.value: r for r in read_records(names, names.topics.dlq, until=10**9, timeout=2.0)}
