@@ -271,3 +271,36 @@ def test_strict_fields_refuses_a_misspelt_field_naming_it(tmp_path, monkeypatch)
     assert out == [{"line": 1, "field": "citation", "stage": "decode", "event_id": CLEAN.event_id,
                     "reason": "is not a field of the event contract; did you mean `citations`?",
                     "error": "citation: is not a field of the event contract; did you mean `citations`?"}]
+
+
+def test_the_program_exits_without_walking_its_heap_and_a_call_leaves_it_alone(monkeypatch, capsys):
+    """`stream-guard` (main with no arguments: this process's command line) freezes its heap as it returns, so
+    the interpreter's exit does not walk it (engine/collector.py); a caller's `main([...])` does not."""
+    import gc
+
+    from stream_guard.cli import main
+
+    gc.unfreeze()
+    try:
+        assert main(["--version"]) == 0 and gc.get_freeze_count() == 0
+        monkeypatch.setattr(sys, "argv", ["stream-guard", "--version"])
+        assert main() == 0 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert "stream-guard" in capsys.readouterr().out
+
+
+def test_check_collects_young_objects_less_often(tmp_path):
+    import gc
+
+    from stream_guard.engine.collector import YOUNG_THRESHOLD
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        path = tmp_path / "one.jsonl"
+        path.write_bytes(orjson.dumps(price_event("p", PRICE_STABLE).to_dict()) + b"\n")
+        assert cli.main([str(path), "--ner", "regex", "-q", "-o", str(tmp_path / "out.jsonl")]) == 0
+        assert gc.get_threshold()[0] == YOUNG_THRESHOLD
+    finally:
+        gc.set_threshold(*thresholds)
