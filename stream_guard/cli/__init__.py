@@ -50,20 +50,7 @@ def entry() -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command in `argv`, or, with None, the one this process was started for (the `stream-guard`
-    program), which then exits: engine/collector.py spares it the exit's walks over a heap that is all
-    caches and model by then."""
-    if argv is not None:
-        return _run(list(argv))
-    try:
-        return _run(sys.argv[1:])
-    finally:
-        from stream_guard.engine.collector import spare_the_exit
-
-        spare_the_exit()
-
-
-def _run(argv: list[str]) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0

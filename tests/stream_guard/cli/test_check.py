@@ -273,23 +273,6 @@ def test_strict_fields_refuses_a_misspelt_field_naming_it(tmp_path, monkeypatch)
                     "error": "citation: is not a field of the event contract; did you mean `citations`?"}]
 
 
-def test_the_program_exits_without_walking_its_heap_and_a_call_leaves_it_alone(monkeypatch, capsys):
-    """`stream-guard` (main with no arguments: this process's command line) freezes its heap as it returns, so
-    the interpreter's exit does not walk it (engine/collector.py); a caller's `main([...])` does not."""
-    import gc
-
-    from stream_guard.cli import main
-
-    gc.unfreeze()
-    try:
-        assert main(["--version"]) == 0 and gc.get_freeze_count() == 0
-        monkeypatch.setattr(sys, "argv", ["stream-guard", "--version"])
-        assert main() == 0 and gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()
-    assert "stream-guard" in capsys.readouterr().out
-
-
 def test_check_collects_young_objects_less_often(tmp_path):
     import gc
 

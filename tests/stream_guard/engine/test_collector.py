@@ -1,4 +1,4 @@
-"""The collector in a judging process: young collections less often, the warm heap and the exit left out."""
+"""The collector in a judging process: young collections less often, the warm heap left out."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Iterator
 
 import pytest
 
-from stream_guard.engine.collector import YOUNG_THRESHOLD, collect_less_often, settle_warm_heap, spare_the_exit
+from stream_guard.engine.collector import YOUNG_THRESHOLD, collect_less_often, settle_warm_heap
 
 
 @pytest.fixture(autouse=True)
@@ -40,8 +40,3 @@ def test_the_warm_heap_is_left_out_of_later_collections() -> None:
     assert gc.get_freeze_count() >= 1 and not any(o is kept for o in gc.get_objects())
     assert gc.get_threshold()[0] == YOUNG_THRESHOLD
 
-
-def test_an_exiting_process_leaves_its_heap_out_of_the_exit_collections() -> None:
-    gc.unfreeze()
-    spare_the_exit()
-    assert gc.get_freeze_count() >= 1
