@@ -271,3 +271,19 @@ def test_strict_fields_refuses_a_misspelt_field_naming_it(tmp_path, monkeypatch)
     assert out == [{"line": 1, "field": "citation", "stage": "decode", "event_id": CLEAN.event_id,
                     "reason": "is not a field of the event contract; did you mean `citations`?",
                     "error": "citation: is not a field of the event contract; did you mean `citations`?"}]
+
+
+def test_check_collects_young_objects_less_often(tmp_path):
+    import gc
+
+    from stream_guard.engine.collector import YOUNG_THRESHOLD
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        path = tmp_path / "one.jsonl"
+        path.write_bytes(orjson.dumps(price_event("p", PRICE_STABLE).to_dict()) + b"\n")
+        assert cli.main([str(path), "--ner", "regex", "-q", "-o", str(tmp_path / "out.jsonl")]) == 0
+        assert gc.get_threshold()[0] == YOUNG_THRESHOLD
+    finally:
+        gc.set_threshold(*thresholds)

@@ -201,3 +201,17 @@ def test_killing_the_parent_kills_a_judge_stuck_in_native_code_and_its_fork_serv
         os.kill(pid, signal.SIGKILL)
     assert server not in survivors, "the fork server outlived its parent"
     assert judge not in survivors, "the judge outlived its parent"
+
+
+def _collector_state(guard: Guard) -> tuple[int, int]:
+    """In a judge: how many objects its warm-up left out of collections, and its young threshold."""
+    import gc
+
+    return gc.get_freeze_count(), gc.get_threshold()[0]
+
+
+def test_a_judge_leaves_its_warm_heap_out_of_collections(judge: Pool) -> None:
+    from stream_guard.engine.collector import YOUNG_THRESHOLD
+
+    frozen, young = asyncio.run(judge.run_in(0, _collector_state))
+    assert frozen > 1000 and young == YOUNG_THRESHOLD  # the modules and the warm-up's caches at least
