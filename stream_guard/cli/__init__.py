@@ -30,7 +30,7 @@ USAGE = """usage: stream-guard [--version] {check,backtest,calibrate,serve,worke
 def entry() -> NoReturn:
     """The `stream-guard` program (its console script, `python -m stream_guard` and `python -m stream_guard.cli`):
     `main` on the process's arguments. An offline command's modules are imported as objects that last as long as
-    the process (stream_guard/long_lived.py: no garbage collection looks at them), the fixed patterns they and
+    the process (stream_guard/collector.py: no garbage collection looks at them), the fixed patterns they and
     the libraries they import compile coming from the regex cache (text/regex_cache.py), and after it the process ends
     without tearing its heap down (cli/process_exit.py: about a fifth of a short run's CPU once spaCy is loaded).
     The streaming commands start and exit the normal way: their libraries' clean-up (Faust's, aiokafka's) is
@@ -41,7 +41,7 @@ def entry() -> NoReturn:
     import importlib
 
     from stream_guard.cli.process_exit import exit_process
-    from stream_guard.long_lived import built_to_last
+    from stream_guard.collector import built_to_last
     from stream_guard.text import regex_cache
 
     with built_to_last(), regex_cache.routing_re_compile():

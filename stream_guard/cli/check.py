@@ -13,7 +13,7 @@ import orjson
 
 from stream_guard.config.detector import PRESETS
 from stream_guard.config.load import build_config
-from stream_guard.engine.collector import collect_less_often
+from stream_guard.collector import collect_less_often
 from stream_guard.engine.judging import Judged
 from stream_guard.engine.pool import Pool, count_lines, jobs_for, parse_jobs
 from stream_guard.errors import InputError, StreamGuardError, report
@@ -82,7 +82,7 @@ def _check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     # Only a regular file can be read twice (a pipe or /dev/stdin would be used up by counting).
     jobs = args.jobs or jobs_for(count_lines(args.path) if args.path != "-" and Path(args.path).is_file() else None)
     judges = Pool(config, jobs=jobs, drift_db=args.drift_db)
-    collect_less_often()  # this process judges (--jobs 1) or reorders a whole file: engine/collector.py
+    collect_less_often()  # this process judges (--jobs 1) or reorders a whole file: stream_guard/collector.py
     try:
         with source:
             for number, judged in judges.judge(_numbered_lines(source)):

@@ -54,7 +54,7 @@ import orjson
 
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.budget import CpuBudget, OverBudget
-from stream_guard.engine.collector import settle_warm_heap
+from stream_guard.collector import settle_warm_heap
 from stream_guard.engine.history import HistoryStore, MemoryHistory, SQLiteHistory
 from stream_guard.engine.judging import Judged, JudgedBatch, dump_history, failed_batch, judge_events, judge_payloads, \
     load_history
@@ -240,7 +240,7 @@ def _child_main(conn: Connection, options: Options) -> None:
                             format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s")
     guard = Guard(options.config, quality_latency_ms=options.quality_latency_ms)
     warm_up(guard)
-    settle_warm_heap()  # the model and the warm-up's caches: out of the collector's walks (engine/collector.py)
+    settle_warm_heap()  # the model and the warm-up's caches: out of the collector's walks (stream_guard/collector.py)
     if options.setup is not None:
         options.setup(guard)
     budget = CpuBudget(options.config.event_budget_ms)

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Iterator, Literal, Protocol, Sequenc
 from stream_guard.text import regex_cache
 from stream_guard.text.analysis import ASCII_WORD_RE, BoundedLRU
 from stream_guard.text.inspection import Entity, Inspection
-from stream_guard.long_lived import built_to_last
+from stream_guard.collector import built_to_last
 from stream_guard.text.pydantic_v1 import without_pydantic_v1
 from stream_guard.text.short_text_cache import cached_when_short
 from stream_guard.text.sentences import split_sentences
@@ -353,7 +353,7 @@ def _load_spacy_once(model: str) -> tuple[Any, "_PipelineLock"]:
     _loading += 1
     _load_started = time.process_time()
     try:
-        with built_to_last():  # spaCy's modules and the model last as long as the process (long_lived.py)
+        with built_to_last():  # spaCy's modules and the model last as long as the process (stream_guard/collector.py)
             loaded = _load_spacy_pipeline(model)
         _loaded_by[model] = os.getpid()
         return loaded

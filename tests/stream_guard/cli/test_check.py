@@ -276,7 +276,7 @@ def test_strict_fields_refuses_a_misspelt_field_naming_it(tmp_path, monkeypatch)
 def test_check_collects_young_objects_less_often(tmp_path):
     import gc
 
-    from stream_guard.engine.collector import YOUNG_THRESHOLD
+    from stream_guard.collector import YOUNG_THRESHOLD
 
     thresholds = gc.get_threshold()
     gc.set_threshold(700, 10, 10)

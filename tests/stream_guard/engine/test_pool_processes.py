@@ -211,7 +211,7 @@ def _collector_state(guard: Guard) -> tuple[int, int]:
 
 
 def test_a_judge_leaves_its_warm_heap_out_of_collections(judge: Pool) -> None:
-    from stream_guard.engine.collector import YOUNG_THRESHOLD
+    from stream_guard.collector import YOUNG_THRESHOLD
 
     frozen, young = asyncio.run(judge.run_in(0, _collector_state))
     assert frozen > 1000 and young == YOUNG_THRESHOLD  # the modules and the warm-up's caches at least

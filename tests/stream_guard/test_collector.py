@@ -1,16 +1,22 @@
-"""built_to_last: no automatic collection within, thresholds restored, everything tracked frozen on success only;
-each case in a fresh interpreter (freezing is for the whole process)."""
+"""The collector's policy (stream_guard/collector.py). built_to_last: no automatic collection within, thresholds
+restored, everything tracked frozen on success only; each case in a fresh interpreter (freezing is for the whole
+process). In a judging process: young collections less often, the warm heap left out (in this process, restored
+after each test)."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
+from typing import Iterator
 
 import pytest
 
+from stream_guard.collector import YOUNG_THRESHOLD, collect_less_often, settle_warm_heap
+
 COUNTED = """
 import gc
-from stream_guard.long_lived import built_to_last
+from stream_guard.collector import built_to_last
 collections = []
 gc.callbacks.append(lambda phase, info: collections.append(info["generation"]) if phase == "start" else None)
 before = gc.get_threshold()
@@ -47,3 +53,35 @@ def test_loading_the_spacy_model_freezes_what_it_built() -> None:
             f"ner._load_spacy({model!r})\nprint(gc.get_freeze_count() > 50_000, gc.get_threshold()[0])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     assert done.stdout.split() == ["True", "700"]
+
+
+@pytest.fixture
+def restored_collector() -> Iterator[None]:
+    """Each test changes this process's collector: put it back as it was."""
+    thresholds = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*thresholds)
+
+
+def test_young_collections_run_less_often_and_the_older_thresholds_stay(restored_collector: None) -> None:
+    gc.set_threshold(700, 7, 9)
+    collect_less_often()
+    assert gc.get_threshold() == (YOUNG_THRESHOLD, 7, 9)
+
+
+@pytest.mark.parametrize("young", [0, YOUNG_THRESHOLD * 2])
+def test_a_switched_off_or_larger_young_threshold_is_kept(young: int, restored_collector: None) -> None:
+    gc.set_threshold(young, 10, 10)
+    collect_less_often()
+    assert gc.get_threshold() == (young, 10, 10)
+
+
+def test_the_warm_heap_is_left_out_of_later_collections(restored_collector: None) -> None:
+    gc.unfreeze()
+    gc.set_threshold(700, 10, 10)
+    kept = [[]]  # a container: the collector tracks it
+    settle_warm_heap()
+    assert gc.get_freeze_count() >= 1 and not any(o is kept for o in gc.get_objects())
+    assert gc.get_threshold()[0] == YOUNG_THRESHOLD
+
