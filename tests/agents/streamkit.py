@@ -217,7 +217,8 @@ def produce(names: Names, payloads: Sequence[bytes | None], pace_s: float = 0.0,
 
 
 def read_records(names: Names, topic: str, until: int, timeout: float = 60.0) -> list[Any]:
-    """Records of `topic` from the beginning, as read (key, value, headers), until `until` or `timeout`.
+    """Records of `topic` from the beginning, as read (key, value, headers), until `until` arrived or `timeout`
+    seconds passed without a new one (agents/clients.py: read_all).
 
     Every verdict, alert, metrics summary and dead letter read here is validated against its published
     schema (verdicts strictly: an undeclared details key fails), so every broker test checks what it reads."""

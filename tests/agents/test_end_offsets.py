@@ -135,3 +135,36 @@ def test_a_table_written_in_multi_record_batches_is_restored_key_by_key(
     assert [k for k, n in histories.items() if n != 1] == []  # every key restored
     assert lag and all(value >= 0 for _, value in lag)
     assert {(d["event_id"], d["stage"]) for d in dead} == {("bad-unkeyed", "decode"), ("bad-keyed", "decode")}
+
+
+@pytest.mark.broker
+def test_a_full_read_goes_on_while_records_keep_arriving(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """read_all's `timeout` is a quiet spell, not a window: a topic written for longer than it is read whole."""
+    topic = f"t{id(tmp_path):x}.trickle"
+
+    async def trickle_and_read() -> list[ConsumerRecord]:
+        admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(topic, 1, 1)])
+        finally:
+            await admin.close()
+        producer = await start_producer(kafka_bootstrap)
+
+        async def trickle() -> None:  # 12 records over about 3 s: longer than the read's 1 s timeout
+            for i in range(12):
+                await producer.send_and_wait(topic, f"{{\"n\": {i}}}".encode())
+                await asyncio.sleep(0.25)
+
+        try:
+            writing = asyncio.ensure_future(trickle())
+            read = await read_all(kafka_bootstrap, [topic], until=10**9, timeout=1.0)
+            await writing
+        finally:
+            await producer.stop()
+        return read
+
+    started = time.monotonic()
+    read = asyncio.run(trickle_and_read())
+    assert sorted(orjson.loads(r.value)["n"] for r in read) == list(range(12))
+    assert time.monotonic() - started < 60  # it ended once the topic went quiet, not at its upper bound
