@@ -14,7 +14,7 @@ import orjson
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.structs import ConsumerRecord
-from streamkit import Names, Worker, event, new_worker, produce, read_json, wait_for
+from streamkit import Names, Worker, event, new_worker, produce, wait_for
 
 from stream_guard.agents.cli import _tail
 from stream_guard.agents.clients import OpenEnd, Reader, read_all, start_producer
