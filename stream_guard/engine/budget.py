@@ -107,12 +107,41 @@ def _on_sigprof(signum: int, frame: FrameType | None) -> None:
     raise OverBudget(spent * 1000.0, scope.budget_s * 1000.0)
 
 
+# Ctrl-C has the same problem: Python's default handler raises KeyboardInterrupt wherever the main thread is, and
+# in a collection's callbacks or a finaliser it is printed as "ignored" and lost (a backtest interrupted there ran
+# to its end and exited 0). Where it cannot be raised, it is raised again a moment later (_RETRY_S of wall time:
+# the interrupt is the user's, not the event's) from a one-shot SIGALRM, whose earlier handler is then restored.
+_alarm_before: object = None
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    global _alarm_before
+    if not _cannot_raise_in(frame):
+        raise KeyboardInterrupt
+    if _alarm_before is None:
+        _alarm_before = signal.signal(signal.SIGALRM, _on_sigalrm)
+    signal.setitimer(signal.ITIMER_REAL, _RETRY_S)
+
+
+def _on_sigalrm(signum: int, frame: FrameType | None) -> None:
+    global _alarm_before
+    if _cannot_raise_in(frame):
+        signal.setitimer(signal.ITIMER_REAL, _RETRY_S)
+        return
+    signal.signal(signal.SIGALRM, _alarm_before)  # type: ignore[arg-type]
+    _alarm_before = None
+    raise KeyboardInterrupt
+
+
 def _install() -> None:
     """Our handlers for good, never restored: SIGPROF's default action kills the process, and a signal can
-    still be on its way when a scope closes."""
+    still be on its way when a scope closes. SIGINT only where Python's default handler is in place (a judge
+    process ignores it, an application may have its own)."""
     global _installed
     if not _installed:
         signal.signal(signal.SIGPROF, _on_sigprof)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _on_sigint)
         gc.callbacks.insert(0, _on_gc)
         _installed = True
 

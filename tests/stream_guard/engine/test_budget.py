@@ -146,3 +146,42 @@ def spin_for(cpu_s: float) -> None:
     started = time.process_time()
     while time.process_time() - started < cpu_s:
         sum(range(1000))
+
+
+CTRL_C_IN_A_COLLECTION = """
+import gc, os, signal, sys, time
+from stream_guard.engine.budget import CpuBudget
+unraisable = []
+sys.unraisablehook = unraisable.append
+pressed = []
+
+def callback(phase, info):
+    if phase == "start" and not pressed:
+        pressed.append(True)
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, landing while the collector runs its callbacks
+        started = time.process_time()
+        while time.process_time() - started < 0.05:
+            pass
+
+gc.callbacks.append(callback)
+try:
+    with CpuBudget(60000).limit():
+        gc.collect()
+        started = time.monotonic()
+        while time.monotonic() - started < 10:
+            sum(range(100))
+    print("ran to the end")
+except KeyboardInterrupt:
+    print("interrupted", len(unraisable))
+"""
+
+
+def test_ctrl_c_landing_in_a_collection_still_interrupts_the_run() -> None:
+    """A KeyboardInterrupt raised in a gc callback would be printed as "ignored" and lost: the run went on to its
+    end and exited 0. In a fresh interpreter with Python's own Ctrl-C handler, as a user's command has it."""
+    import signal
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", CTRL_C_IN_A_COLLECTION], capture_output=True, text=True,
+                          timeout=60, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert done.stdout.split() == ["interrupted", "0"], done.stdout + done.stderr
