@@ -64,6 +64,9 @@ _GENERIC_ORG_WORDS = ORG_SUFFIXES | frozenset("research international national g
 _TOKEN_RE = regex_cache.compile(r"[a-z0-9]+")
 _POSSESSIVE_RE = regex_cache.compile(r"'s\b")
 _DOTTED_ABBREVIATION_RE = regex_cache.compile(r"\b(?:[a-z]\.){2,}")
+# What every dotted abbreviation holds (".c." in "d.c."), searched first: the pattern above opens on a word boundary
+# and is tried at every character; this one opens on a stop, which the engine skips to directly.
+_DOT_LETTER_DOT_RE = regex_cache.compile(r"\.[a-z]\.")
 # "Passage 2", "Passages 1 & 2": references to the retrieved material that NER tags as names.
 _SOURCE_REFERENCE_RE = regex_cache.compile(r"^(?:the\s+)?(?:passages?|documents?|sources?|chunks?|contexts?|articles?)\b", re.I)
 _ARXIV_ID_RE = regex_cache.compile(r"(\d{4}\.\d{4,5}|(?<![a-z-])[a-z-]++(?:\.[a-z]{2})?/\d{7})", re.IGNORECASE)
@@ -87,7 +90,8 @@ def fold(text: str) -> str:
     if not text.isascii():  # most context is ASCII; decomposing it char by char would dominate the check
         text = _COMBINING_MARKS_RE.sub("", unicodedata.normalize("NFKD", text))
     lowered = text.lower().replace("’", "'").replace("-", " ").replace("_", " ")
-    lowered = _DOTTED_ABBREVIATION_RE.sub(lambda m: m.group().replace(".", ""), lowered)
+    if _DOT_LETTER_DOT_RE.search(lowered) is not None:
+        lowered = _DOTTED_ABBREVIATION_RE.sub(lambda m: m.group().replace(".", ""), lowered)
     return " ".join(lowered.split())
 
 

@@ -123,7 +123,24 @@ def content_stems(text: str) -> list[str]:
 # forms, so a source that writes one spelling grounds an answer that writes another.
 OPEN_COMPOUND_RE = regex_cache.compile(
     r"\b(take|carry|wi|check|drive|log|sign)[\s-]++(out|fi|thru|through|in|up)\b", re.IGNORECASE)
-_COMPOUNDS = frozenset("takeout carryout wifi checkout checkin drivethru drivethrough login signup".split())
+# The two parts of each compound. The pattern also matches pairs that are no compound ("sign in"), which both
+# functions below leave as they are, so only a text holding both parts of some compound can change: the pattern
+# (tried at every character, as it opens on a word boundary) runs only on those (words.may_match's reasoning for
+# a text that is not ASCII).
+_COMPOUND_PARTS = (("take", "out"), ("carry", "out"), ("wi", "fi"), ("check", "out"), ("check", "in"),
+                   ("drive", "thru"), ("drive", "through"), ("log", "in"), ("sign", "up"))
+_COMPOUNDS = frozenset(first + second for first, second in _COMPOUND_PARTS)
+
+
+def may_hold_compound(text: str) -> bool:
+    """False only when no match of OPEN_COMPOUND_RE in `text` is one of the compounds."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    for first, second in _COMPOUND_PARTS:  # a plain loop, as in mentions: this runs for every sentence
+        if first in low and second in low:
+            return True
+    return False
 
 
 def _closed(m: re.Match[str]) -> str:
@@ -133,11 +150,13 @@ def _closed(m: re.Match[str]) -> str:
 
 def close_compounds(text: str) -> str:
     """`text` with the well-known compounds written closed ("take-out" -> "takeout")."""
-    return OPEN_COMPOUND_RE.sub(_closed, text)
+    return OPEN_COMPOUND_RE.sub(_closed, text) if may_hold_compound(text) else text
 
 
 def compound_stems(text: str) -> frozenset[str]:
     """Stems of the closed forms of the well-known compounds `text` writes open or hyphenated."""
+    if not may_hold_compound(text):
+        return frozenset()
     found = {m.group(1).lower() + m.group(2).lower() for m in OPEN_COMPOUND_RE.finditer(text)}
     return frozenset(stem(w) for w in found if w in _COMPOUNDS)
 

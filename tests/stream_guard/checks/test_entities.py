@@ -3,9 +3,10 @@ from __future__ import annotations
 from typing import Sequence
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stream_guard.checks import entities as entities_module
 from stream_guard.checks.entities import CORE_LABELS, EntityCheck
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.text.inspection import Entity, Inspection
@@ -210,3 +211,34 @@ def test_the_name_of_a_records_format_speaks_of_the_source() -> None:
     for context, fabricated in ((record, []), (table, ["JSON"]), ("Harbor Grill is in Goleta.", ["JSON"])):
         inspection = Inspection.build("", [context], answer, answer_entities=entities)
         assert regex_check().run(inspection).details["fabricated"] == fabricated, context
+
+
+# Lower-case letters, stops, the separators a dotted abbreviation sits between, digits and a letter that is not ASCII.
+_DOTTED_PIECES = ["d", "c", "u", "s", "ab", ".", ". ", " ", "-", "_", "\n", "9", "'", "é", "D.C.", "U.S"]
+
+
+def _fold_ungated(text: str) -> str:
+    import html
+    import unicodedata
+
+    text = html.unescape(text) if "&" in text else text
+    if not text.isascii():
+        text = entities_module._COMBINING_MARKS_RE.sub("", unicodedata.normalize("NFKD", text))
+    lowered = text.lower().replace("’", "'").replace("-", " ").replace("_", " ")
+    lowered = entities_module._DOTTED_ABBREVIATION_RE.sub(lambda m: m.group().replace(".", ""), lowered)
+    return " ".join(lowered.split())
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_DOTTED_PIECES), max_size=12).map("".join))
+def test_every_dotted_abbreviation_holds_what_the_gate_searches(text: str) -> None:
+    if entities_module._DOTTED_ABBREVIATION_RE.search(text.lower()) is not None:
+        assert entities_module._DOT_LETTER_DOT_RE.search(text.lower()) is not None
+    assert entities_module.fold(text) == _fold_ungated(text)
+
+
+def test_fold_closes_dotted_abbreviations_only_where_the_gate_finds_one() -> None:
+    assert entities_module._DOT_LETTER_DOT_RE.search("washington, dc. the end.") is None
+    assert entities_module.fold("Washington, D.C. and the U.S.A.") == "washington, dc and the usa"
+    for text in ("e.g. tea", "No. 5 a.m.", "Mr. Smith", "3.5.1", "x.y", "I.B.M's", "Dr.E.Lee"):
+        assert entities_module.fold(text) == _fold_ungated(text)

@@ -52,3 +52,55 @@ def _words_as_first_written(text: str) -> list[str]:
 @given(st.text(alphabet=_CHARACTERS, max_size=60))
 def test_the_ascii_word_pattern_reads_the_words_the_unicode_one_reads(text: str) -> None:
     assert words(text) == _words_as_first_written(text)
+
+
+def test_a_text_without_both_parts_of_a_compound_cannot_hold_one() -> None:
+    assert not words_module.may_hold_compound("Sign the form and check the box before you log off.")
+    assert words_module.may_hold_compound("You can check in at noon.")
+    assert words_module.may_hold_compound("Free ſign up")  # not ASCII: IGNORECASE reads "ſ" as "s"
+
+
+def _compound_stems_ungated(text: str) -> frozenset[str]:
+    found = {m.group(1).lower() + m.group(2).lower() for m in words_module.OPEN_COMPOUND_RE.finditer(text)}
+    return frozenset(stem(w) for w in found if w in words_module._COMPOUNDS)
+
+
+def _closed_ungated(text: str) -> str:
+    return words_module.OPEN_COMPOUND_RE.sub(words_module._closed, text)
+
+
+# The parts of the compounds and of the pattern's other pairs, in both cases, the separators it reads, and letters
+# that IGNORECASE folds to ASCII ones ("ſ" is "s", the Kelvin sign "k").
+_COMPOUND_PIECES = ["take", "carry", "wi", "check", "drive", "log", "sign", "out", "fi", "thru", "through", "in",
+                    "up", "Take", "OUT", "Wi", "Fi", "LOG", " ", "-", "\t", "\n", " - ", "x", ".", "ſign", "ta\u212ae"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_COMPOUND_PIECES), max_size=8).map("".join))
+def test_the_compound_gate_changes_no_result_of_the_pattern(text: str) -> None:
+    assert words_module.compound_stems(text) == _compound_stems_ungated(text)
+    assert words_module.close_compounds(text) == _closed_ungated(text)
+
+
+def test_the_compound_gate_changes_no_result_on_the_sample_texts() -> None:
+    import json
+    from pathlib import Path
+
+    import stream_guard
+
+    texts = []
+    for path in sorted((Path(stream_guard.__file__).parent / "samples").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue  # the demo shows broken events too
+            if isinstance(row, dict):
+                texts += [row.get("answer") or "", row.get("question") or "",
+                          *(c for c in row.get("context") or [] if isinstance(c, str))]
+    texts += ["We offer take-out and Wi-Fi.", "Check out by 11; log in to sign up.", "drive through", "takeout"]
+    assert len(texts) > 300
+    for text in texts:
+        for variant in (text, text.lower()):
+            assert words_module.compound_stems(variant) == _compound_stems_ungated(variant)
+            assert words_module.close_compounds(variant) == _closed_ungated(variant)
