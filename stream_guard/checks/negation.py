@@ -119,13 +119,16 @@ class Polarity:
     # another sentence's stems, so the Mention of one is built when `mention` asks for it (about half of a
     # context sentence's polarity was building Mentions no pairing read).
     positive: dict[str, _Place]
-    negative_wording: bool  # "fails", "unable", "lacks": the negative said without a negator
-    # The stems of those words: an opposite predicate that is one of them ("exclude" against "include") is the
-    # predicate compared, not the negative said another way.
+    # Stems of "fails", "unable", "lacks": the negative said without a negator. An opposite predicate that is one
+    # of them ("exclude" against "include") is the predicate compared, not the negative said another way.
     negative_stems: frozenset[str]
     conditions: frozenset[str]
     question: bool
     tokens: list[_Token]
+
+    @property
+    def negative_wording(self) -> bool:
+        return bool(self.negative_stems)
 
     def mention(self, head: str) -> Mention:
         """The positive Mention of `head` (a KeyError when the sentence does not plainly assert it)."""
@@ -182,7 +185,6 @@ def polarity(text: str) -> Polarity:
     return Polarity(
         negated=negated,
         positive=positive,
-        negative_wording=any(t[0] in _NEGATIVE_WORDS for t in tokens),
         negative_stems=frozenset(stem(t[0]) for t in tokens if t[0] in _NEGATIVE_WORDS),
         conditions=frozenset(t[0] for t in tokens if t[0] in _CONDITIONS),
         question=text.rstrip().endswith("?"),

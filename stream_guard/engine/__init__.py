@@ -4,7 +4,6 @@
     pipeline.py  Guard: inspect, heal, score, route, and what enters drift history
     judging.py   a batch of raw payloads judged: bytes in, bytes out, each event's failure its own
     budget.py    the CPU budget of one event
-    collector.py the garbage collector in a judging process: young collections less often, the warm heap never walked
     history.py   drift history stores (memory, SQLite; the worker keeps its own in a table)
     alerts.py    the alerts a judged event raises
     pool.py      the one pool of judge processes (check -j, backtest, calibrate, the worker, serve)

@@ -437,7 +437,8 @@ def _import_spacy() -> Any:
     and every command: about a quarter of the instructions of importing and loading a model) only to expose
     `spacy.info`. A placeholder package stands in while spaCy imports and is taken out of `sys.modules` at once,
     so a later `import spacy.cli` (or `spacy.info(...)`) imports the real one. Nor confection's `pydantic.v1`
-    (text/pydantic_v1.py); the fixed patterns its modules compile come from the regex cache. Deferred to the first model load: importing spaCy costs about half a second."""
+    (text/pydantic_v1.py); the fixed patterns its modules compile come from the regex cache. Deferred to the first
+    model load: importing spaCy costs about half a second."""
     if "spacy" in sys.modules:
         return sys.modules["spacy"]
     placeholder = types.ModuleType("spacy.cli")
