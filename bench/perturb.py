@@ -221,13 +221,13 @@ def catch_variants(row: dict[str, Any]) -> Iterator[tuple[str, str, str, str]]:
                 break
 
 
-_SUFFIX = re.compile(r"(?:ing|ed|es|s|ly)$")
+_SUFFIX = re.compile(r"(?<=\w{3})(?:ing|ed|es|s|ly)$")
 
 
 def _word_forms(text: str) -> set[str]:
     """Content words without their inflection ("reheated" is "reheat", "ATVs" is "atv"): a chunk holding
     "reheat" shares a word with "Reheat foods" whatever its form."""
-    return {_SUFFIX.sub("", w) if len(w) > 4 else w for w in content_words(text)}
+    return {_SUFFIX.sub("", w) for w in content_words(text)}
 
 
 def wrong_citation(row: dict[str, Any]) -> tuple[str, str, str] | None:
