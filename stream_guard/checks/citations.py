@@ -196,8 +196,8 @@ def _wrong_chunk(
     marker: Marker, index: int, supports: list[float], best: int, threshold: float, inspection: Inspection
 ) -> Finding:
     chunk = inspection.chunks[index]
-    evidence = (f"{marker.raw} cites chunk {chunk.id!r}, which covers only {supports[index]:.0%} of the sentence's content words"
-                if supports[index] else f"{marker.raw} cites chunk {chunk.id!r}, which holds none of the sentence's content words")
+    share = f"covers only {supports[index]:.0%} of" if supports[index] else "holds none of"
+    evidence = f"{marker.raw} cites chunk {chunk.id!r}, which {share} the sentence's content words"
     supporting = inspection.chunks[best].id if best != index and supports[best] >= threshold else None
     if supporting is not None:
         evidence += f"; chunk {supporting!r} supports it ({supports[best]:.0%})"
