@@ -287,8 +287,11 @@ def unstated_quantifiers(text: str, *stated: frozenset[str]) -> tuple[str, ...]:
 
 
 # A bare reply to a yes-no question ("Yes", "no.", "Correct"): it asserts the question's proposition (or its
-# denial), so what it claims is the question's content, grounded or not as the question's words are.
-_BARE_REPLY_RE = regex_cache.compile(r"\s*+(?:yes|no|yep|nope|correct|incorrect|true|false)\s*+[.!]?\s*+", re.IGNORECASE)
+# denial), so what it claims is the question's content, grounded or not as the question's words are. A label
+# naming the reply ("Answer: yes", the plain text of "**Answer:** yes") is the answer's layout, not a claim.
+_BARE_REPLY_RE = regex_cache.compile(
+    r"\s*+(?:(?:(?:short[ \t]++|final[ \t]++)?answer|reply|response|a)[ \t]*+:\s*+)?"
+    r"(?:yes|no|yep|nope|correct|incorrect|true|false)\s*+[.!]?\s*+", re.IGNORECASE)
 _QUESTION_END_RE = regex_cache.compile(r"[?\s]++$")
 
 
