@@ -91,10 +91,22 @@ class DateMention:
     subject: frozenset[str] = frozenset()
     role: str | None = None  # "start" or "end" of a period, from the words just before the date
     quarter: int | None = None  # 1-4 for "Q3 2025", "third quarter"; the readings then give the year alone
+    # The whole mention as written: for either end of a day range, the range ("May 12-15, 2026"), which is the
+    # value a reader compares and a patch replaces; empty when it is `text`.
+    written: str = ""
 
     @property
     def year(self) -> int | None:
         return self.readings[0][0]
+
+    @property
+    def as_written(self) -> str:
+        return self.written or self.text
+
+    @property
+    def names_month(self) -> bool:
+        """Whether the date names a month, a day or a quarter rather than a year alone."""
+        return self.quarter is not None or any(month is not None or day is not None for _, month, day in self.readings)
 
 
 def extract_dates(text: str) -> list[DateMention]:
@@ -106,23 +118,25 @@ def extract_dates(text: str) -> list[DateMention]:
 
 @lru_cache(maxsize=16384)
 def _extract_cached(text: str) -> tuple[DateMention, ...]:
-    raw: list[tuple[int, int, tuple[tuple[int | None, int | None, int | None], ...], int | None, str | None]] = []
+    raw: list[tuple[int, int, tuple[tuple[int | None, int | None, int | None], ...], int | None, str | None, str]] = []
     for m in _DATE_RE.finditer(text):
         quarter = _quarter(m)
         readings = _readings(m, text) if quarter is None else ((_quarter_year(m), None, None),)
         if readings:
-            raw += _day_range(m, readings) or [(m.start(), m.end(), readings, quarter, _role(text, m.start()))]
+            parts = _day_range(m, readings)
+            raw += parts or [(m.start(), m.end(), readings, quarter, _role(text, m.start()), "")]
     return tuple(
         DateMention(
             text[start:end], start, end, readings, clause_stems(text, start, end, skip=_NOT_SUBJECT), role, quarter,
+            written,
         )
-        for start, end, readings, quarter, role in raw
+        for start, end, readings, quarter, role, written in raw
     )
 
 
 def _day_range(
     m: re.Match[str], readings: tuple[tuple[int | None, int | None, int | None], ...]
-) -> list[tuple[int, int, tuple[tuple[int | None, int | None, int | None], ...], int | None, str | None]]:
+) -> list[tuple[int, int, tuple[tuple[int | None, int | None, int | None], ...], int | None, str | None, str]]:
     """A day range in one month as its first and last day, each with the range's month and year and its role:
     "May 12-14, 2026" is "May 12" (start) and "14, 2026" (end); "12-14 May 2026" is "12" and "14 May 2026".
     Empty when `m` is one date. A second day not after the first ("May 14-12", "24-17 May": a score) is no
@@ -138,9 +152,9 @@ def _day_range(
         single = (last_start, m.end())
     if first is None or last is None or last <= first:
         start, end = single
-        return [(start, end, readings, None, _role(m.string, start))]
-    return [(m.start(), first_end, ((year, month, first),), None, "start"),
-            (last_start, m.end(), ((year, month, last),), None, "end")]
+        return [(start, end, readings, None, _role(m.string, start), "")]
+    return [(m.start(), first_end, ((year, month, first),), None, "start", m.group(0)),
+            (last_start, m.end(), ((year, month, last),), None, "end", m.group(0))]
 
 
 def _quarter(m: re.Match[str]) -> int | None:
@@ -295,18 +309,27 @@ def analyze_dates(view: ContradictionView) -> list[Finding]:
     findings: list[Finding] = []
     for sentence, dates in zip(view.answer, answer_dates):
         overlaps = view.answer_overlaps[sentence.index]
+        reported: set[str] = set()  # a day range is one value: one finding for both of its ends
         for k, d in enumerate(dates):
-            if any(dates_agree(d, p.date) for p in pool):
+            if d.as_written in reported or any(accounts_for(p.date, d) for p in pool):
                 continue
             others = neighbours(dates, k)
             # A context date another date of this sentence restates is accounted for, not a rival.
             rivals = [
-                p for p in pool if dates_agree(d, p.date) is False and not any(dates_agree(o, p.date) for o in others)
+                p for p in pool if dates_agree(d, p.date) is False and not any(accounts_for(o, p.date) for o in others)
             ]
             rival = _best_rival(d, rivals, overlaps, len(sentence.stems))
             if rival is not None:
                 findings.append(_finding(view, sentence.text, d, rival))
+                reported.add(d.as_written)
     return findings
+
+
+def accounts_for(source: DateMention, d: DateMention) -> bool:
+    """Whether a context date accounts for answer date `d`: they agree, and the context date is not a bare year
+    standing against a day, month or quarter. "The 2026 edition" says nothing about which days in 2026, so it
+    does not make "May 12-15, 2026" agree with a source that holds the conference on 12-14 May 2026."""
+    return bool(dates_agree(d, source)) and (source.names_month or not d.names_month)
 
 
 _HAS_YEAR_OR_MONTH = regex_cache.compile(
@@ -347,7 +370,7 @@ def _source_literal(answer: DateMention, source: DateMention) -> str:
         year = str(source.year)
         if year in source.text:
             return year
-    return source.text
+    return source.as_written
 
 
 def _finding(view: ContradictionView, statement: str, d: DateMention, rival: _Placed) -> Finding:
@@ -358,7 +381,7 @@ def _finding(view: ContradictionView, statement: str, d: DateMention, rival: _Pl
         rival.sentence,
         kind="date",
         statement=statement,
-        evidence=f"answer dates '{subject}' to '{d.text}' but the source says '{source_value}'",
-        answer_value=d.text,
+        evidence=f"answer dates '{subject}' to '{d.as_written}' but the source says '{source_value}'",
+        answer_value=d.as_written,
         source_value=source_value,
     )

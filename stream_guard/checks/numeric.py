@@ -29,6 +29,8 @@ from stream_guard.checks.alignment import (
     surface_words,
     tied_to_subject,
 )
+from stream_guard.checks.dates import DateMention
+from stream_guard.checks.periods import other_period, period_of, same_period
 from stream_guard.text.quantities import Quantity, bears_out, comparable, same_value, values_agree, written_in
 from stream_guard.text.quantities.bounds import BOUNDS
 from stream_guard.wire.report import Finding
@@ -109,6 +111,10 @@ def _analyze_sentence(
             swap = _swapped(view, q, own_stems, agreeing, rivals, overlaps)
             if swap is not None:
                 findings.append(_swap_finding(view, sentence.text, q, swap, agreeing))
+            else:
+                moved = _period_swap(view, sentence.text, q, agreeing, rivals, overlaps, len(sentence.stems))
+                if moved is not None:
+                    findings.append(_period_swap_finding(view, sentence.text, q, *moved))
             continue
         rival = _best_rival(q, rivals, overlaps, len(sentence.stems))
         if rival is None:
@@ -252,6 +258,48 @@ def _swapped(
     if any(local == best_local and not values_agree(r.quantity, best.quantity) for local, r in candidates[1:]):
         return None  # two different values equally tied to the subject
     return best
+
+
+def _period_swap(
+    view: ContradictionView,
+    statement: str,
+    q: Quantity,
+    agreeing: list[_Placed],
+    rivals: list[_Placed],
+    overlaps: dict[int, int],
+    answer_stems: int,
+) -> tuple[_Placed, DateMention, DateMention] | None:
+    """(the source's value for the answer's period, that period, the period the source gives the answer's
+    value to) when the answer's figure is stated by the source only for other periods ("$3.6 million in Q2
+    2025" answered as Q3's revenue) and the source gives the answer's period a different value of the same
+    kind for the same subject. None otherwise."""
+    period = period_of(statement, q)
+    if period is None or not agreeing:
+        return None
+    theirs = [period_of(_source_text(view, p), p.quantity) for p in agreeing[:MAX_OWNERS]]
+    if not all(other_period(period, t) for t in theirs):
+        return None
+    scored = []
+    for rival in rivals[:MAX_SWAP_RIVALS]:
+        if values_agree(q, rival.quantity) or not same_period(period, period_of(_source_text(view, rival), rival.quantity)):
+            continue
+        # The shared period is subject evidence, and so is the same counted noun ("1,200 units" / "1,500 units").
+        local = _local(q, rival.quantity) + 1 + bool(q.counted and q.counted == rival.quantity.counted)
+        shared = overlaps.get(rival.sentence, 0)
+        if tied_to_subject(local, shared, answer_stems):
+            scored.append((local, shared, rival))
+    best = strongest_rival(scored, lambda a, b: values_agree(a.quantity, b.quantity))
+    return None if best is None else (best, period, theirs[0])  # type: ignore[return-value]
+
+
+def _period_swap_finding(
+    view: ContradictionView, statement: str, q: Quantity, rival: _Placed, period: DateMention, other: DateMention
+) -> Finding:
+    evidence = (
+        f"answer gives '{q.text}' to '{period.as_written}', but the source gives '{q.text}' to "
+        f"'{other.as_written}' and '{rival.quantity.text}' to '{period.as_written}'"
+    )
+    return _quantity_finding(view, "swapped_value", statement, q, rival, evidence)
 
 
 def _source_text(view: ContradictionView, placed: _Placed) -> str:

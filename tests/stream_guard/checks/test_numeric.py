@@ -70,6 +70,22 @@ def test_values_given_to_the_right_plans_are_not_swapped() -> None:
     assert numeric("Basic costs $10, Pro costs $20.", "Pro costs $20 and Basic costs $10.") == []
 
 
+def test_a_figure_moved_to_another_period_is_a_swap() -> None:
+    context = "In Q3 2025, revenue was $4.2 million, up from $3.6 million in Q2 2025."
+    (finding,) = numeric(context, "In Q3 2025, revenue was $3.6 million.")
+    assert values([finding]) == [("swapped_value", "$3.6 million", "$4.2 million")]
+    assert "Q2 2025" in finding.evidence and "Q3 2025" in finding.evidence
+    assert values(numeric("Sales reached 1,200 units in 2023 and 1,500 units in 2024.",
+                          "Sales reached 1,200 units in 2024.")) == [("swapped_value", "1,200", "1,500")]
+
+
+def test_figures_given_to_their_own_periods_are_not_swapped() -> None:
+    context = "In Q3 2025, revenue was $4.2 million, up from $3.6 million in Q2 2025."
+    assert numeric(context, "Revenue was $4.2 million in Q3 2025, up from $3.6 million in Q2 2025.") == []
+    assert numeric(context, "Revenue was $3.6 million in the second quarter of 2025 and $4.2 million in the third.") == []
+    assert numeric(context, "Revenue grew to $4.2 million from $3.6 million.") == []
+
+
 def test_both_values_swapped_in_one_sentence() -> None:
     findings = numeric("Basic costs $10, Pro costs $20.", "Basic costs $20 and Pro costs $10.")
     assert sorted(values(findings)) == [("swapped_value", "$10", "$20"), ("swapped_value", "$20", "$10")]
