@@ -115,6 +115,8 @@ def _analyze_sentence(
                 moved = _period_swap(view, sentence.text, q, agreeing, rivals, overlaps, len(sentence.stems))
                 if moved is not None:
                     findings.append(_period_swap_finding(view, sentence.text, q, *moved))
+                elif (rival := _coincidence(q, agreeing, rivals, overlaps)) is not None:
+                    findings.append(_numeric_finding(view, sentence.text, q, rival))
             continue
         rival = _best_rival(q, rivals, overlaps, len(sentence.stems))
         if rival is None:
@@ -258,6 +260,28 @@ def _swapped(
     if any(local == best_local and not values_agree(r.quantity, best.quantity) for local, r in candidates[1:]):
         return None  # two different values equally tied to the subject
     return best
+
+
+# Subject stems a context value must share with the answer's value to overrule a match that shares none.
+MIN_RESTATED_SUBJECT = 3
+
+
+def _coincidence(q: Quantity, agreeing: list[_Placed], rivals: list[_Placed], overlaps: dict[int, int]) -> _Placed | None:
+    """The context value the answer's value should have had, when the answer's value occurs in the context only
+    by coincidence: every mention of it is about something else (no subject stem shared, its sentence not a
+    restatement of the answer's), and a different value of the same kind is said of the answer's own subject
+    ("the IRS keeps records for 6 months" where the source says "6 years" and, elsewhere, "a 6 month
+    extension"). Measured quantities only: bare counts recur too freely."""
+    if q.unit is None or not agreeing or len(agreeing) > MAX_OWNERS:
+        return None
+    if any(_local(q, p.quantity) or overlaps.get(p.sentence, 0) >= 2 for p in agreeing):
+        return None
+    scored = [
+        (local, overlaps.get(rival.sentence, 0), rival)
+        for rival in rivals[:MAX_SWAP_RIVALS]
+        if (local := _local(q, rival.quantity)) >= MIN_RESTATED_SUBJECT and not values_agree(q, rival.quantity)
+    ]
+    return strongest_rival(scored, lambda a, b: values_agree(a.quantity, b.quantity))
 
 
 def _period_swap(

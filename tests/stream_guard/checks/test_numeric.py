@@ -86,6 +86,20 @@ def test_figures_given_to_their_own_periods_are_not_swapped() -> None:
     assert numeric(context, "Revenue grew to $4.2 million from $3.6 million.") == []
 
 
+def test_a_value_matched_only_by_coincidence_is_contradicted() -> None:
+    # "6 month" occurs, but for an extension: it does not attest the IRS keeping records for 6 months.
+    context = ["If you want an automatic 6 month extension of time to file the return, file Form 4868.",
+               "The IRS generally keeps records for 6 years."]
+    assert values(numeric(context, "The IRS generally keeps records for 6 months.")) == [
+        ("numeric", "6 months", "6 years")]
+
+
+def test_a_value_whose_other_mention_shares_its_subject_is_attested() -> None:
+    context = ["You may request a 6 month extension to keep the records.",
+               "The IRS generally keeps records for 6 years."]
+    assert numeric(context, "You can ask for a 6 month extension to keep records.") == []
+
+
 def test_both_values_swapped_in_one_sentence() -> None:
     findings = numeric("Basic costs $10, Pro costs $20.", "Basic costs $20 and Pro costs $10.")
     assert sorted(values(findings)) == [("swapped_value", "$10", "$20"), ("swapped_value", "$20", "$10")]
