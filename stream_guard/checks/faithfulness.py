@@ -47,11 +47,13 @@ from stream_guard.checks.record_claims import (
     day_conflicts,
     field_conflicts,
     schema_stems,
-    time_conflicts,
+    TimeConflict,
+    time_conflict_details,
     unstated_fields,
 )
 from stream_guard.checks.dates import DateMention, context_dates, stated_by, stated_dates
 from stream_guard.text.quantities.frequency import Frequency, frequencies, stated_frequencies
+from stream_guard.text.modality import modal_phrases
 from stream_guard.text.names import equivalent_words, stated_name_groups
 from stream_guard.text.schedule import clock_times, day_spans
 from stream_guard.text.words import stem
@@ -128,7 +130,7 @@ class ClaimGrounding:
     missing_numbers: tuple[str, ...]
     grounded: bool
     field_conflicts: tuple[FieldConflict, ...] = ()
-    wrong_times: tuple[int, ...] = ()
+    wrong_times: tuple[TimeConflict, ...] = ()
     wrong_days: tuple[str, ...] = ()
     # Amenities the claim names that the record has no field for (record_claims.unstated_fields).
     unstated: tuple[str, ...] = ()
@@ -347,6 +349,15 @@ def _without_verbatim_quotes(text: str, inspection: Inspection) -> tuple[str, bo
     return "".join(out), found
 
 
+def _without_modal_phrases(text: str) -> str:
+    """The claim with its modal phrases blanked ("is required to wear" -> "wear"): how strongly something is
+    required is the obligations check's to compare, as it is when the claim writes "must"."""
+    spans = modal_phrases(text)
+    for start, end in reversed(spans):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
 def ground_claim(
     claim: Claim,
     inspection: Inspection,
@@ -359,7 +370,7 @@ def ground_claim(
     )
     text, missing_numbers, stated = _figures(claim.text, facts, inspection.question) if has_figures else (claim.text, (), 0)
     text, quoted = _without_verbatim_quotes(text, inspection)
-    words = claim_words(text)
+    words = claim_words(_without_modal_phrases(text))
     if missing_numbers or any(w[:1].isdigit() for w in words):
         # A bare figure the question states ("how to uninstall uTorrent on Windows 10") is the user's own: an
         # answer restating it adds no figure. A value with a unit or currency is still compared ("$10" stays).
@@ -380,12 +391,12 @@ def ground_claim(
     best, best_index = _best_sentence(stems, inspection)
     missing_words = tuple(dict.fromkeys(w for w in words if stem(w) not in context))
     conflicts: tuple[FieldConflict, ...] = ()
-    wrong_times: tuple[int, ...] = ()
+    wrong_times: tuple[TimeConflict, ...] = ()
     wrong_days: tuple[str, ...] = ()
     unstated: tuple[str, ...] = ()
     if inspection.records:
         conflicts = tuple(field_conflicts(claim.text, inspection.records))
-        wrong_times = tuple(time_conflicts(claim.text, inspection.records))
+        wrong_times = tuple(time_conflict_details(claim.text, inspection.records))
         wrong_days = tuple(day_conflicts(claim.text, inspection.records))
         unstated = tuple(unstated_fields(claim.text, inspection.records))
     grounded = (
@@ -414,9 +425,7 @@ def _majority_of(context: ContextAnalysis) -> frozenset[str]:
 
 def _evidence(g: ClaimGrounding) -> str:
     reasons = [c.describe() for c in g.field_conflicts]
-    if g.wrong_times:
-        times = ", ".join(f"{t // 60:02d}:{t % 60:02d}" for t in g.wrong_times)
-        reasons.append(f"the time(s) {times} match no opening or closing time in the record")
+    reasons += [t.describe() for t in g.wrong_times]
     if g.wrong_days:
         reasons.append(f"the record gives no opening hours on {', '.join(d.capitalize() for d in g.wrong_days)}")
     if g.unstated:
