@@ -13,7 +13,7 @@ sentence) says otherwise.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from stream_guard.checks.alignment import (
@@ -29,8 +29,9 @@ from stream_guard.checks.alignment import (
     tied_to_subject,
 )
 from stream_guard.text import regex_cache
-from stream_guard.text.analysis import ContextAnalysis
+from stream_guard.text.analysis import ContextAnalysis, shared_counts
 from stream_guard.text.quantities import UNITS
+from stream_guard.text.words import stem
 from stream_guard.wire.report import Finding
 
 _MONTH_NUMBER = {
@@ -309,6 +310,14 @@ def analyze_dates(view: ContradictionView) -> list[Finding]:
     findings: list[Finding] = []
     for sentence, dates in zip(view.answer, answer_dates):
         overlaps = view.answer_overlaps[sentence.index]
+        answer_stems = len(sentence.stems)
+        bare = _bare_value(sentence.stems, dates)
+        if bare:
+            # "15 March 1984" as the whole answer: what it dates is what the question asks about.
+            asked = view.inspection.question_stems - _NOT_SUBJECT_STEMS
+            overlaps = view.inspection.once(("question overlaps", asked), lambda: shared_counts(
+                view.inspection.context.sentence_index, asked))
+            answer_stems = len(asked)
         reported: set[str] = set()  # a day range is one value: one finding for both of its ends
         for k, d in enumerate(dates):
             if d.as_written in reported or any(accounts_for(p.date, d) for p in pool):
@@ -318,11 +327,25 @@ def analyze_dates(view: ContradictionView) -> list[Finding]:
             rivals = [
                 p for p in pool if dates_agree(d, p.date) is False and not any(accounts_for(o, p.date) for o in others)
             ]
-            rival = _best_rival(d, rivals, overlaps, len(sentence.stems))
+            if bare:
+                # The source value a bare date answers is written to the same detail (a birth date for a birth
+                # date, not the year of a film the question also names).
+                d = replace(d, subject=asked)
+                rivals = [p for p in rivals if p.date.names_month or not d.names_month]
+            rival = _best_rival(d, rivals, overlaps, answer_stems, bare)
             if rival is not None:
                 findings.append(_finding(view, sentence.text, d, rival))
                 reported.add(d.as_written)
     return findings
+
+
+_NOT_SUBJECT_STEMS = frozenset(stem(w) for w in _NOT_SUBJECT)
+
+
+def _bare_value(stems: frozenset[str], dates: list[DateMention]) -> bool:
+    """Whether an answer sentence is its dates and nothing else ("15 March 1983", "In 1983."): no content stem
+    but date words."""
+    return bool(dates) and not (stems - _NOT_SUBJECT_STEMS)
 
 
 def accounts_for(source: DateMention, d: DateMention) -> bool:
@@ -342,7 +365,14 @@ def stated_dates(text: str) -> list[DateMention]:
     return extract_dates(text) if _HAS_YEAR_OR_MONTH.search(text) else []
 
 
-def _best_rival(d: DateMention, rivals: list[_Placed], overlaps: dict[int, int], answer_stems: int) -> _Placed | None:
+# Question stems a context sentence must share for its date to answer a bare date (two: a name and a relation,
+# "Bertotti ... born"; one is any sentence that names the film).
+MIN_ASKED_SHARED = 2
+
+
+def _best_rival(
+    d: DateMention, rivals: list[_Placed], overlaps: dict[int, int], answer_stems: int, bare: bool = False
+) -> _Placed | None:
     if d.quarter is not None:
         # "Q3 2024" against "Q3 2025 ... Q2 2025": the same quarter in another year is the one it restates.
         same_quarter = [p for p in rivals if _quarter_of(p.date) == d.quarter]
@@ -351,7 +381,7 @@ def _best_rival(d: DateMention, rivals: list[_Placed], overlaps: dict[int, int],
     for p in rivals:
         local = len(d.subject & p.date.subject)
         shared = overlaps.get(p.sentence, 0)
-        if tied_to_subject(local, shared, answer_stems):
+        if tied_to_subject(local, shared, answer_stems) or (bare and shared >= MIN_ASKED_SHARED):
             scored.append((local, shared, p))
     # `dates_agree` is None for dates that share no part: two such context dates count as disagreeing.
     best = strongest_rival(scored, lambda a, b: dates_agree(a.date, b.date))

@@ -101,6 +101,17 @@ def test_a_bare_year_still_accounts_for_a_bare_year() -> None:
     assert dates(context, "The firm was founded in 2019.") == []
 
 
+def test_a_bare_date_answer_is_compared_with_the_date_the_question_asks_for() -> None:
+    context = ("Igualita a mi is a 2010 Argentine comedy film starring Florencia Bertotti and Adrian Suar. "
+               "Florencia Bertotti (born 15 March 1983) is an Argentine actress.")
+    findings = analyze_dates(ContradictionView(Inspection.build(
+        "What is the birth date of Florencia Bertotti, the star of Igualita a mi?", [context], "15 March 1984")))
+    assert values(findings) == [("date", "15 March 1984", "15 March 1983")]
+    # The film's year is not the detail a birth date answers; the right date is accounted for.
+    assert analyze_dates(ContradictionView(Inspection.build(
+        "What is the birth date of Florencia Bertotti?", [context], "15 March 1983"))) == []
+
+
 def test_things_that_are_not_dates() -> None:
     assert extract_dates("You may 5 times try.") == []
     assert extract_dates("during COVID-19") == []
