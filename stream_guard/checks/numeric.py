@@ -106,6 +106,10 @@ def _analyze_sentence(
         # A bare count written anywhere in the context ("131 were affected") is attested, even when the
         # context words it differently from the answer (unless the answer makes it a limit).
         literal = q.unit is None and q.qualifier not in BOUNDS and written_in(context_text, q.magnitude)
+        opposite = _opposite_bound(q, pool, agreeing, overlaps, len(sentence.stems))
+        if opposite is not None:
+            findings.append(_numeric_finding(view, sentence.text, q, opposite))
+            continue
         if agreeing or literal:
             own_stems = sentence.stems - frozenset().union(*(o.subject for o in others))
             swap = _swapped(view, q, own_stems, agreeing, rivals, overlaps)
@@ -260,6 +264,24 @@ def _swapped(
     if any(local == best_local and not values_agree(r.quantity, best.quantity) for local, r in candidates[1:]):
         return None  # two different values equally tied to the subject
     return best
+
+
+def _opposite_bound(
+    q: Quantity, pool: list[_Placed], agreeing: list[_Placed], overlaps: dict[int, int], answer_stems: int
+) -> _Placed | None:
+    """The answer's figure under the opposite limit, said of the same subject ("more than an hour" where the source
+    says "Sim swaps usually take less than an hour"), when no mention states the answer's own limit. Another figure
+    meeting the answer's limit ("within 48 hours" for "more than an hour") does not outweigh the source limiting
+    the same figure the other way."""
+    if q.qualifier not in BOUNDS or any(same_value(q, p.quantity) for p in agreeing):
+        return None
+    scored = [
+        (*evidence, p)
+        for p in pool
+        if p.quantity.qualifier in BOUNDS and p.quantity.qualifier != q.qualifier and _same_number(q, p.quantity)
+        and (evidence := _same_subject(q, p, overlaps, answer_stems)) is not None
+    ]
+    return strongest_rival(scored, lambda a, b: a.quantity.qualifier == b.quantity.qualifier)
 
 
 # Subject stems a context value must share with the answer's value to overrule a match that shares none.

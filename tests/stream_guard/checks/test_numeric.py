@@ -100,6 +100,16 @@ def test_a_value_whose_other_mention_shares_its_subject_is_attested() -> None:
     assert numeric(context, "You can ask for a 6 month extension to keep records.") == []
 
 
+def test_the_same_figure_under_the_opposite_limit_outweighs_another_figure_meeting_the_limit() -> None:
+    # "within 48 hours" meets "more than an hour", but the source limits the swap's hour the other way.
+    context = ["Sim swaps usually take less than an hour.",
+               "The number transfer usually takes place within 48 hours of your request."]
+    (finding,) = numeric(context, "The swap usually takes more than an hour.")
+    assert (finding.kind, finding.answer_value) == ("bound", "more than an hour")
+    assert "less than an hour" in finding.evidence
+    assert numeric(context, "The swap usually takes less than an hour.") == []
+
+
 def test_both_values_swapped_in_one_sentence() -> None:
     findings = numeric("Basic costs $10, Pro costs $20.", "Basic costs $20 and Pro costs $10.")
     assert sorted(values(findings)) == [("swapped_value", "$10", "$20"), ("swapped_value", "$20", "$10")]
