@@ -53,7 +53,6 @@ from stream_guard.checks.record_claims import (
 )
 from stream_guard.checks.dates import DateMention, context_dates, stated_by, stated_dates
 from stream_guard.text.quantities.frequency import Frequency, frequencies, stated_frequencies
-from stream_guard.text.modality import modal_phrases
 from stream_guard.text.names import equivalent_words, stated_name_groups
 from stream_guard.text.schedule import clock_times, day_spans
 from stream_guard.text.words import stem
@@ -349,15 +348,6 @@ def _without_verbatim_quotes(text: str, inspection: Inspection) -> tuple[str, bo
     return "".join(out), found
 
 
-def _without_modal_phrases(text: str) -> str:
-    """The claim with its modal phrases blanked ("is required to wear" -> "wear"): how strongly something is
-    required is the obligations check's to compare, as it is when the claim writes "must"."""
-    spans = modal_phrases(text)
-    for start, end in reversed(spans):
-        text = text[:start] + " " * (end - start) + text[end:]
-    return text
-
-
 def ground_claim(
     claim: Claim,
     inspection: Inspection,
@@ -370,7 +360,7 @@ def ground_claim(
     )
     text, missing_numbers, stated = _figures(claim.text, facts, inspection.question) if has_figures else (claim.text, (), 0)
     text, quoted = _without_verbatim_quotes(text, inspection)
-    words = claim_words(_without_modal_phrases(text))
+    words = claim_words(text)
     if missing_numbers or any(w[:1].isdigit() for w in words):
         # A bare figure the question states ("how to uninstall uTorrent on Windows 10") is the user's own: an
         # answer restating it adds no figure. A value with a unit or currency is still compared ("$10" stays).

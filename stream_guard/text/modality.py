@@ -57,13 +57,6 @@ _NEEDLES = ("may", "must", "shall", "can", "need", "have to", "has to", "require
             "prohibited", "forbidden", "barred", "obliged", "obligated", "entitled", "free to", "optional", "shan't")
 
 
-def modal_phrases(text: str) -> list[tuple[int, int]]:
-    """Where `text` writes a modal ("is required to", "are allowed to", "must"), without the action it governs:
-    the words that say how strongly, which the obligations check compares. "must" and "may" are stop words; "is
-    required to" says the same and its "required" is no more a fact a passage could confirm."""
-    return [m.span() for m in _MODAL_RE.finditer(text)] if text and mentions(text, _NEEDLES) else []
-
-
 def modalities(text: str) -> list[Modality]:
     """Every obligation, permission or prohibition stated in `text`, in order."""
     return list(_modalities(text)) if text and mentions(text, _NEEDLES) else []

@@ -349,10 +349,10 @@ def test_the_figure_pattern_finds_what_it_found_with_its_look_behinds_first(text
         m.span() for m in _FIGURE_AS_FIRST_WRITTEN.finditer(text)]
 
 
-def test_a_modal_written_another_way_and_every_for_all_are_grounded() -> None:
-    # "is required to" says what "must" says, "every visitor" what "all visitors" says: neither is a new fact.
+def test_every_is_the_quantifier_all_and_each_are() -> None:
+    # "every visitor" says what "all visitors" says ("all" and "each" are stop words): not a new fact.
     context = ["Site safety: all visitors must wear a hard hat and high-visibility vest at all times on site."]
-    kept = run("Every visitor is required to wear a hard hat and a high-visibility vest at all times on site.", context)
+    kept = run("Every visitor must wear a hard hat and a high-visibility vest at all times on site.", context)
     assert kept.details["novel_stems"] == 0 and not kept.findings
-    other = run("Every visitor is required to bring a hard hat and a high-visibility vest at all times on site.", context)
+    other = run("Every visitor must bring a hard hat and a high-visibility vest at all times on site.", context)
     assert other.details["novel_stems"] == 1

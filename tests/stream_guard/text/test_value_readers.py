@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from stream_guard.text.exceptions import EXCLUDED, INCLUDED, scopes
 from stream_guard.text.quantities.frequency import frequencies
-from stream_guard.text.modality import FORBIDDEN, PERMITTED, REQUIRED, modal_phrases, modalities
+from stream_guard.text.modality import FORBIDDEN, PERMITTED, REQUIRED, modalities
 from stream_guard.text.names import variants
 from stream_guard.text.quantities import bears_out, extract_quantities, same_value
 from stream_guard.text.schedule import clock_minutes, closed_days, day_spans, schedule_parts, time_zones
@@ -80,11 +80,6 @@ def test_obligations_and_permissions(text: str, force: str, action: str) -> None
 def test_may_be_is_a_possibility_not_a_permission() -> None:
     assert modalities("Prices may be subject to change.") == []
 
-
-def test_modal_phrases_are_the_modal_words_without_their_action() -> None:
-    text = "Every visitor is required to wear a hard hat and may leave at noon."
-    assert [text[a:b] for a, b in modal_phrases(text)] == ["is required to", "may"]
-    assert modal_phrases("Visitors wear hard hats.") == []
 
 
 def test_exceptions_and_inclusions() -> None:
