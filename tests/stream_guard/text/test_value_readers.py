@@ -81,7 +81,6 @@ def test_may_be_is_a_possibility_not_a_permission() -> None:
     assert modalities("Prices may be subject to change.") == []
 
 
-
 def test_exceptions_and_inclusions() -> None:
     [ex] = scopes("Open every day except public holidays.")
     [inc] = scopes("Open every day, including public holidays.")
