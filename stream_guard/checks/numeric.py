@@ -275,12 +275,17 @@ def _opposite_bound(
     the same figure the other way."""
     if q.qualifier not in BOUNDS or any(same_value(q, p.quantity) for p in agreeing):
         return None
-    scored = [
-        (*evidence, p)
-        for p in pool
-        if p.quantity.qualifier in BOUNDS and p.quantity.qualifier != q.qualifier and _same_number(q, p.quantity)
-        and (evidence := _same_subject(q, p, overlaps, answer_stems)) is not None
-    ]
+    scored = []
+    for p in pool:
+        if p.quantity.qualifier not in BOUNDS or p.quantity.qualifier == q.qualifier or not _same_number(q, p.quantity):
+            continue
+        evidence = _same_subject(q, p, overlaps, answer_stems)
+        if evidence is None and q.counted and q.counted == p.quantity.counted and overlaps.get(p.sentence, 0) >= 2:
+            # The same count of the same thing limited both ways ("at least 4 doses" / "not more than 4 doses"):
+            # the counted noun is the subject, as for one limit stated twice (_same_limit).
+            evidence = (_local(q, p.quantity) + 1, overlaps[p.sentence])
+        if evidence is not None:
+            scored.append((*evidence, p))
     return strongest_rival(scored, lambda a, b: a.quantity.qualifier == b.quantity.qualifier)
 
 

@@ -110,6 +110,13 @@ def test_the_same_figure_under_the_opposite_limit_outweighs_another_figure_meeti
     assert numeric(context, "The swap usually takes less than an hour.") == []
 
 
+def test_the_same_count_limited_the_other_way_is_a_bound_contradiction() -> None:
+    context = "Children aged 6 to 12 years: 5 ml every 6 hours as needed. Do not give more than 4 doses in 24 hours."
+    (finding,) = numeric(context, "Children aged 6 to 12 should have at least 4 doses in 24 hours.")
+    assert (finding.kind, finding.answer_value) == ("bound", "at least 4")
+    assert numeric(context, "Children aged 6 to 12 should have no more than 4 doses in 24 hours.") == []
+
+
 def test_both_values_swapped_in_one_sentence() -> None:
     findings = numeric("Basic costs $10, Pro costs $20.", "Basic costs $20 and Pro costs $10.")
     assert sorted(values(findings)) == [("swapped_value", "$10", "$20"), ("swapped_value", "$20", "$10")]
