@@ -430,10 +430,11 @@ def _evidence(g: ClaimGrounding) -> str:
     shared = round(g.overlap * len(g.stems))
     missing = ", ".join(repr(w) for w in g.missing_words[:_MAX_MISSING_LISTED])
     more = "" if len(g.missing_words) <= _MAX_MISSING_LISTED else f" (+{len(g.missing_words) - _MAX_MISSING_LISTED} more)"
-    reasons.append(
-        f"only {shared} of {len(g.stems)} content words occur in the retrieved context"
-        + (f"; missing {missing}{more}" if missing else "")
-    )
+    if g.stems or not reasons:  # a claim of times alone has no content words to count: "only 0 of 0" says nothing
+        reasons.append(
+            f"only {shared} of {len(g.stems)} content words occur in the retrieved context"
+            + (f"; missing {missing}{more}" if missing else "")
+        )
     return "; ".join(reasons)
 
 

@@ -356,3 +356,15 @@ def test_every_is_the_quantifier_all_and_each_are() -> None:
     assert kept.details["novel_stems"] == 0 and not kept.findings
     other = run("Every visitor must bring a hard hat and a high-visibility vest at all times on site.", context)
     assert other.details["novel_stems"] == 1
+
+
+def test_a_claim_of_times_alone_is_explained_by_its_times_not_by_a_count_of_no_words() -> None:
+    # "from 10am to 12am on Friday and Saturday" has no content words once its times and days are read: the
+    # evidence names the record's time, and "only 0 of 0 content words" would tell a reviewer nothing.
+    record = ('{"name": "Casa Blanca", "hours": {"Friday": "16:0-0:0", "Saturday": "10:0-0:0", '
+              '"Sunday": "10:0-22:0"}}')
+    result = run("The restaurant is open from 10am to 10pm on Sunday, and from 10am to 12am on Friday and Saturday.",
+                 context=[record])
+    times = [f for f in result.findings if "opening or closing time" in f.evidence]
+    assert times, [f.evidence for f in result.findings]
+    assert all("of 0 content words" not in f.evidence for f in result.findings)
