@@ -37,7 +37,7 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Protocol, Sequence
 from urllib.parse import quote, urlsplit
 
 import faust
@@ -95,6 +95,9 @@ ALWAYS_ALLOWED_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 INDEX_SLICE = 100
 # How often the gauges' sums are brought to the partitions this worker owns now (ops/monitoring/metrics.py).
 METRICS_OWNERSHIP_S = 5.0
+# Most records the monitor agent applies at once (MonitorSettings.flush_ms bounds how long it gathers them): a
+# record is a few hundred bytes, a sampled one up to review_max_context_chars more.
+FLUSH_MAX_RECORDS = 1000
 
 
 def sessions_topic(app_id: str) -> str:
@@ -127,6 +130,14 @@ async def ebb(buffer: ProducerBufferT) -> None:
     fault to log (at 100,000 tenants a day closing logged it about a thousand times)."""
     if buffer.size > buffer.max_messages:
         await buffer.flush_atmost(buffer.max_messages)
+
+
+def flushes(stream: faust.StreamT, settings: MonitorSettings) -> AsyncIterator[list[faust.EventT]]:
+    """The monitor agent's records, `flush_ms` (or FLUSH_MAX_RECORDS, if sooner) of them at a time from the first
+    one's arrival: each tenant's state is then read, written and changelogged once per flush, not once per answer.
+    The agent acknowledges records only once they are applied and written, so a crash while they wait loses
+    nothing: they are redelivered, and the ledger counts an answer once however often it comes."""
+    return greedy_batches(stream, FLUSH_MAX_RECORDS, settings.flush_ms / 1000.0)
 
 
 class _EventStore:
@@ -323,7 +334,7 @@ class Monitor:
 
     async def _monitor(self, stream: faust.StreamT) -> None:
         stream = stream.noack()
-        async for events in greedy_batches(stream, self.service.settings.batch_max, 0.0):
+        async for events in flushes(stream, self.settings):
             groups: dict[str, tuple[faust.EventT, list[dict[str, Any]]]] = {}
             anchors: dict[int, faust.EventT] = {}  # monitor partitions that got progress reports
             for event in events:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import AsyncIterator
 
 import pytest
 
-from stream_guard.agents.monitor import ebb
+from stream_guard.agents.monitor import ebb, flushes
+from stream_guard.config.monitor import MonitorSettings
 
 
 class _Buffer:
@@ -31,3 +33,30 @@ def test_ebb_waits_only_past_the_mark_and_logs_nothing(size: int, flushes: list[
         asyncio.run(ebb(buffer))  # type: ignore[arg-type]
     assert buffer.flushed == flushes
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+class _Stream:
+    """The part of a Faust stream that the agent's batching reads: events, here `n` of them `gap_s` apart."""
+
+    def __init__(self, n: int, gap_s: float) -> None:
+        self.n, self.gap_s = n, gap_s
+
+    async def events(self) -> AsyncIterator[int]:
+        for i in range(self.n):
+            yield i
+            await asyncio.sleep(self.gap_s)
+
+
+async def _first_flush(flush_ms: int) -> list[int]:
+    batches = flushes(_Stream(5, 0.002), MonitorSettings(flush_ms=flush_ms))  # type: ignore[arg-type]
+    try:
+        return await batches.__anext__()  # type: ignore[attr-defined]
+    finally:
+        await batches.aclose()  # type: ignore[attr-defined]
+
+
+def test_records_arriving_within_the_flush_interval_are_applied_together() -> None:
+    # Five records 2 ms apart: one flush of 400 ms takes them all (each tenant's state is written once for
+    # them); with no flush interval the first is applied alone, as soon as it comes.
+    assert asyncio.run(_first_flush(400)) == [0, 1, 2, 3, 4]
+    assert asyncio.run(_first_flush(0)) == [0]
