@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import signal
 import statistics
 import subprocess
@@ -49,7 +48,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 from types import FrameType
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import orjson
 
