@@ -9,7 +9,9 @@ Two suites, plus hand-written events:
   occurs in the source sentence that best matches the answer's sentence) is changed into one the source states
   nowhere: a number (days, $, %), its unit kind (days -> weeks), the year of a date, a billing period or cycle, a
   bound word (at least / up to), a dosage or schedule frequency (twice daily / every 6 hours), an opening hour,
-  an exception word (except / including), a modal (may / must / shall not).
+  an exception word (except / including), a modal (may / must / shall not). Or, in an event with two chunks or
+  more, one sentence that one chunk supports gets the answer's only citation marker, naming a chunk that holds none
+  of its content words (citation_wrong_chunk).
 - must stay kept: the form changes, the meaning does not. Inline citation markers naming the chunk that best
   matches each sentence, in the forms RAG systems write ([1], [doc-3], [policy-7], 【1】, [^1] footnotes,
   "(Source: ...)"); markdown (bullets, numbered steps, a bold label, a heading, a link, a code span); a source
@@ -205,6 +207,9 @@ def catch_variants(row: dict[str, Any]) -> Iterator[tuple[str, str, str, str]]:
         after = m.group(0).replace(m.group(1), str(twelve % 12 + 2), 1)
         yield "opening_hours", _replace(answer, m.start(), m.end(), after), m.group(0), after
         break
+    cited = wrong_citation(row)
+    if cited:
+        yield "citation_wrong_chunk", *cited
     for kind, swaps in _SWAPS.items():
         for phrase in sorted(swaps, key=len, reverse=True):
             m = re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", answer, re.I)
@@ -214,6 +219,35 @@ def catch_variants(row: dict[str, Any]) -> Iterator[tuple[str, str, str, str]]:
                     new = new[0].upper() + new[1:]
                 yield kind, _replace(answer, m.start(), m.end(), new), m.group(0), new
                 break
+
+
+_SUFFIX = re.compile(r"(?<=\w{3})(?:ing|ed|es|s|ly)$")
+
+
+def _word_forms(text: str) -> set[str]:
+    """Content words without their inflection ("reheated" is "reheat", "ATVs" is "atv"): a chunk holding
+    "reheat" shares a word with "Reheat foods" whatever its form."""
+    return {_SUFFIX.sub("", w) for w in content_words(text)}
+
+
+def wrong_citation(row: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(answer, right marker, wrong marker): one sentence of the answer, which one chunk supports (the best-matching
+    source sentence holds at least half its content words), cited with a marker naming another chunk that holds
+    none of its content words. The only marker in the answer, so a catch is that marker's doing."""
+    chunks = chunk_texts(row)
+    if len(chunks) < 2:
+        return None
+    answer, chunk_words = row["answer"], [_word_forms(c) for c in chunks]
+    for sentence in _answer_sentences(answer):
+        words = _word_forms(sentence)
+        if len(words) < 3 or sentence[-1] not in ".!?":
+            continue
+        right, _, overlap = best_source(sentence, chunks)
+        wrong = next((i for i, w in enumerate(chunk_words) if not words & w), None)
+        if overlap >= 0.5 and wrong is not None:
+            end = answer.index(sentence) + len(sentence) - 1  # the sentence's full stop: the marker goes before it
+            return _replace(answer, end, end, f" [{wrong + 1}]"), f"[{right + 1}]", f"[{wrong + 1}]"
+    return None
 
 
 # --- must stay kept: the form changes, the meaning does not ---------------------------------------------------
@@ -228,11 +262,31 @@ def _answer_sentences(answer: str) -> list[str]:
     return [s for s in re.split(r"(?<=[.!?])\s+", answer.strip()) if s]
 
 
+_ENUMERATOR = re.compile(r"\(?\d{1,3}[.)]")
+_ITEM_START = re.compile(r"\n[ \t]*(\(?\d{1,3}[.)])$")
+
+
+def _claim_sentences(answer: str) -> list[str]:
+    """`_answer_sentences` with a list item's number kept on its item: "2." asserts nothing and is no place for a
+    marker ("2 [1]. Boxers are medium-sized [2]." would cite chunk 1 for the item)."""
+    out: list[str] = []
+    for part in _answer_sentences(answer):
+        if out and _ENUMERATOR.fullmatch(out[-1]):
+            out[-1] = f"{out[-1]} {part}"
+            continue
+        item = _ITEM_START.search(part)  # "Here are the steps:\n\n1." - the intro, then the first item's number
+        out.extend([part[:item.start()], item.group(1)] if item and item.start() else [part])
+    return out
+
+
 def _cite_each(row: dict[str, Any], marker: Callable[[int], str]) -> str:
     """Each sentence with a marker naming the chunk (0-based index to marker) that best matches it."""
     chunks = chunk_texts(row)
     out = []
-    for sentence in _answer_sentences(row["answer"]):
+    for sentence in _claim_sentences(row["answer"]):
+        if sentence.rstrip().endswith(":"):  # a list's introduction asserts nothing to cite
+            out.append(sentence.rstrip())
+            continue
         index, _, _ = best_source(sentence, chunks)
         body, end = (sentence[:-1], sentence[-1]) if sentence[-1] in ".!?" else (sentence, "")
         out.append(f"{body} {marker(index)}{end}" if not marker(index).startswith("[^") else
@@ -249,14 +303,14 @@ def keep_variants(row: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], st
     """(class, event, before, after) for each format or paraphrase variant of a faithful answer."""
     answer, chunks = row["answer"], chunk_texts(row)
     parts = _answer_sentences(answer)
+    cited = [s for s in _claim_sentences(answer) if not s.rstrip().endswith(":")]
     yield "citation_bracket", {**row, "answer": _cite_each(row, lambda i: f"[{i + 1}]")}, "", "[n]"
     yield "citation_fullwidth", {**row, "answer": _cite_each(row, lambda i: f"【{i + 1}】")}, "", "【n】"
     for kind, name in _ID_FORMS.items():
         event = _with_ids(row, name)
-        cited = _cite_each(row, lambda i: f"[{name(i)}]")
-        yield kind, {**event, "answer": cited, "citations": sorted({name(best_source(s, chunks)[0]) for s in parts})}, \
-            "", f"[{name(0)}]"
-    used = sorted({best_source(s, chunks)[0] for s in parts})
+        yield kind, {**event, "answer": _cite_each(row, lambda i: f"[{name(i)}]"),
+                     "citations": sorted({name(best_source(s, chunks)[0]) for s in cited})}, "", f"[{name(0)}]"
+    used = sorted({best_source(s, chunks)[0] for s in cited})
     footnotes = "\n\n" + "\n".join(f"[^{n}]: Passage {i + 1}" for n, i in enumerate(used, 1))
     number = {i: n for n, i in enumerate(used, 1)}
     yield "citation_footnote", {**row, "answer": _cite_each(row, lambda i: f"[^{number[i]}]") + footnotes}, "", "[^n]"

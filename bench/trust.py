@@ -107,7 +107,7 @@ TASKS = ("QA", "Summary", "Data2txt")
 KEEP = 0.90
 DECIDES_NOTHING = frozenset({"drift"})
 # What an unsupported statement's evidence says when it names what no source mentions.
-_ABSENCE = re.compile(r"nowhere|none of|no source|missing|says nothing|leaves \S+ empty|gives no|match no|"
+_ABSENCE = re.compile(r"nowhere|none of|no source|missing|says nothing|leaves \S+ empty|gives no|match(?:es)? no|"
                       r"has \S+ = |covers \d+ of", re.I)
 # What a citation mismatch's evidence says about the chunks: which were retrieved, or which one supports the claim.
 _CHUNKS = re.compile(r"retrieved chunks? (?:are|is)|none of the \d+ retrieved|chunk '[^']+' supports|no retrieved chunk|covers only", re.I)

@@ -6,8 +6,20 @@ The markers are read once with the rest of the answer's markup (text/markup.py):
 name a chunk.
 
 score = mismatched / cited refs (0 with none). A marker mismatches when it names no chunk (fabricated) or when
-the chunks it names do not support the sentence it is attached to (wrong chunk). An id-shaped ref whose prefix
-is neither a chunk id's nor a generic one ("doc", "source", ...) is not judged: "[COVID-19]" is not a citation.
+it names the wrong chunk for the sentence it is attached to. An id-shaped ref whose prefix is neither a chunk
+id's nor a generic one ("doc", "source", ...) is not judged: "[COVID-19]" is not a citation.
+
+A citation says where a sentence's claims can be read, so a marker is judged by what its chunk holds of them
+(the sentence's claim stems, S), together with every other marker of the same sentence ("A [1] and B [2]", "A
+[1][2]" and "A [1, 2]" all say the sentence draws on the chunks they name). A marker names the wrong chunk when
+- its chunk holds none of S while another chunk holds some: it points away from what the sentence talks about;
+- or S is read elsewhere: the sentence's other cited chunks support it without this one (or, when the cited
+  chunks together fall short, another chunk supports it), and this chunk holds less than half as much of S as
+  they do and nothing of S they lack: it merely shares the topic while the claims are elsewhere.
+Not wrong: a cited chunk that another matches only slightly better; one holding a part of S the others lack (the
+sentence draws on it); one holding part of a sentence that no chunk supports, or naming a chunk when no chunk
+holds any of S (a summary, an inference or an unsupported sentence: no other chunk would be a better citation,
+and whether the sentence is grounded is the faithfulness check's question).
 """
 
 from __future__ import annotations
@@ -34,7 +46,7 @@ class Marker:
     ref: str
     raw: str  # the whole marker, e.g. "[1, 3]"
     sentence: str
-    group: int  # refs from the same marker share a group: together they support the sentence
+    position: int  # which answer sentence: every marker of one sentence cites for it together
 
 
 def _chunk_prefixes(inspection: Inspection) -> frozenset[str]:
@@ -58,12 +70,10 @@ def find_markers(inspection: Inspection) -> list[Marker]:
     [2]." and "... 14 days. [2]" both cite for that sentence). At most MAX_MARKERS."""
     prefixes = _chunk_prefixes(inspection)
     markers: list[Marker] = []
-    group = 0
-    for sentence in inspection.answer_markup.sentences:
+    for position, sentence in enumerate(inspection.answer_markup.sentences):
         for marker in sentence.markers:
-            group += 1
             refs = [r for r in marker.refs if _judged(r, inspection, prefixes)]
-            markers.extend(Marker(ref, marker.raw, sentence.text, group) for ref in refs)
+            markers.extend(Marker(ref, marker.raw, sentence.text, position) for ref in refs)
     return markers[:MAX_MARKERS]
 
 
@@ -112,10 +122,10 @@ class CitationCheck:
 
     def _inline_findings(self, markers: list[Marker], inspection: Inspection) -> list[Finding]:
         findings: list[Finding] = []
-        by_group: dict[int, list[Marker]] = {}
+        by_sentence: dict[int, list[Marker]] = {}
         for marker in markers:
-            by_group.setdefault(marker.group, []).append(marker)
-        for group in by_group.values():
+            by_sentence.setdefault(marker.position, []).append(marker)
+        for group in by_sentence.values():
             resolved = [(m, inspection.chunk_by_ref(m.ref)) for m in group]
             findings.extend(_fabricated(m, inspection) for m, index in resolved if index is None)
             cited = [(m, index) for m, index in resolved if index is not None]
@@ -124,13 +134,24 @@ class CitationCheck:
         return findings
 
     def _wrong_chunks(self, cited: list[tuple[Marker, int]], inspection: Inspection) -> list[Finding]:
+        """The markers of one sentence that name the wrong chunk (module docstring)."""
         stems = _claim_stems(cited[0][0].sentence, inspection.question)
-        union = frozenset().union(*(inspection.chunk_stems[i] for _, i in cited))
-        if _support(stems, union) >= self._threshold:
-            return []  # the cited chunks together support the sentence
-        supports = [_support(stems, chunk) for chunk in inspection.chunk_stems]
+        if not stems:
+            return []
+        chunks = inspection.chunk_stems
+        together = _support(stems, frozenset().union(*(chunks[i] for _, i in cited))) >= self._threshold
+        supports = [_support(stems, chunk) for chunk in chunks]
         best = max(range(len(supports)), key=supports.__getitem__)
-        return [_wrong_chunk(m, index, supports, best, self._threshold, inspection) for m, index in cited]
+        wrong = []
+        for m, index in cited:
+            # What the sentence's claims are read in instead: the sentence's other cited chunks when they support
+            # it without this one, else (the cited chunks together fall short) the best-supporting chunk.
+            others = frozenset().union(*(chunks[i] for _, i in cited if i != index))
+            elsewhere = others if together else chunks[best]
+            unrelated = not stems & chunks[index] and supports[best] > 0.0
+            if unrelated or _elsewhere(stems, chunks[index], elsewhere, self._threshold):
+                wrong.append((m, index))
+        return [_wrong_chunk(m, index, supports, best, self._threshold, inspection) for m, index in wrong]
 
     def _event_findings(self, inspection: Inspection) -> list[Finding]:
         return [
@@ -144,6 +165,14 @@ class CitationCheck:
             for ref in inspection.citations
             if inspection.chunk_by_ref(ref) is None
         ]
+
+
+def _elsewhere(stems: frozenset[str], cited: frozenset[str], other: frozenset[str], threshold: float) -> bool:
+    """Whether the sentence's claims are read in `other` rather than the cited chunk: `other` supports the
+    sentence, the cited chunk holds less than half as much of it ("slightly better" is no reason to re-point a
+    marker) and nothing of it that `other` lacks (else the sentence draws on both)."""
+    other_support = _support(stems, other)
+    return other_support >= threshold and _support(stems, cited) < other_support / 2 and stems & cited <= other
 
 
 def _verified(markers: list[Marker], findings: list[Finding]) -> tuple[str, ...]:
@@ -167,7 +196,8 @@ def _wrong_chunk(
     marker: Marker, index: int, supports: list[float], best: int, threshold: float, inspection: Inspection
 ) -> Finding:
     chunk = inspection.chunks[index]
-    evidence = f"{marker.raw} cites chunk {chunk.id!r}, which covers only {supports[index]:.0%} of the sentence's content words"
+    share = f"covers only {supports[index]:.0%} of" if supports[index] else "holds none of"
+    evidence = f"{marker.raw} cites chunk {chunk.id!r}, which {share} the sentence's content words"
     supporting = inspection.chunks[best].id if best != index and supports[best] >= threshold else None
     if supporting is not None:
         evidence += f"; chunk {supporting!r} supports it ({supports[best]:.0%})"

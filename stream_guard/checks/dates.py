@@ -13,7 +13,7 @@ sentence) says otherwise.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from stream_guard.checks.alignment import (
@@ -29,8 +29,9 @@ from stream_guard.checks.alignment import (
     tied_to_subject,
 )
 from stream_guard.text import regex_cache
-from stream_guard.text.analysis import ContextAnalysis
+from stream_guard.text.analysis import ContextAnalysis, shared_counts
 from stream_guard.text.quantities import UNITS
+from stream_guard.text.words import stem
 from stream_guard.wire.report import Finding
 
 _MONTH_NUMBER = {
@@ -91,10 +92,22 @@ class DateMention:
     subject: frozenset[str] = frozenset()
     role: str | None = None  # "start" or "end" of a period, from the words just before the date
     quarter: int | None = None  # 1-4 for "Q3 2025", "third quarter"; the readings then give the year alone
+    # The whole mention as written: for either end of a day range, the range ("May 12-15, 2026"), which is the
+    # value a reader compares and a patch replaces; empty when it is `text`.
+    written: str = ""
 
     @property
     def year(self) -> int | None:
         return self.readings[0][0]
+
+    @property
+    def as_written(self) -> str:
+        return self.written or self.text
+
+    @property
+    def names_month(self) -> bool:
+        """Whether the date names a month, a day or a quarter rather than a year alone."""
+        return self.quarter is not None or any(month is not None or day is not None for _, month, day in self.readings)
 
 
 def extract_dates(text: str) -> list[DateMention]:
@@ -106,23 +119,25 @@ def extract_dates(text: str) -> list[DateMention]:
 
 @lru_cache(maxsize=16384)
 def _extract_cached(text: str) -> tuple[DateMention, ...]:
-    raw: list[tuple[int, int, tuple[tuple[int | None, int | None, int | None], ...], int | None, str | None]] = []
+    raw: list[tuple[int, int, tuple[tuple[int | None, int | None, int | None], ...], int | None, str | None, str]] = []
     for m in _DATE_RE.finditer(text):
         quarter = _quarter(m)
         readings = _readings(m, text) if quarter is None else ((_quarter_year(m), None, None),)
         if readings:
-            raw += _day_range(m, readings) or [(m.start(), m.end(), readings, quarter, _role(text, m.start()))]
+            parts = _day_range(m, readings)
+            raw += parts or [(m.start(), m.end(), readings, quarter, _role(text, m.start()), "")]
     return tuple(
         DateMention(
             text[start:end], start, end, readings, clause_stems(text, start, end, skip=_NOT_SUBJECT), role, quarter,
+            written,
         )
-        for start, end, readings, quarter, role in raw
+        for start, end, readings, quarter, role, written in raw
     )
 
 
 def _day_range(
     m: re.Match[str], readings: tuple[tuple[int | None, int | None, int | None], ...]
-) -> list[tuple[int, int, tuple[tuple[int | None, int | None, int | None], ...], int | None, str | None]]:
+) -> list[tuple[int, int, tuple[tuple[int | None, int | None, int | None], ...], int | None, str | None, str]]:
     """A day range in one month as its first and last day, each with the range's month and year and its role:
     "May 12-14, 2026" is "May 12" (start) and "14, 2026" (end); "12-14 May 2026" is "12" and "14 May 2026".
     Empty when `m` is one date. A second day not after the first ("May 14-12", "24-17 May": a score) is no
@@ -138,9 +153,9 @@ def _day_range(
         single = (last_start, m.end())
     if first is None or last is None or last <= first:
         start, end = single
-        return [(start, end, readings, None, _role(m.string, start))]
-    return [(m.start(), first_end, ((year, month, first),), None, "start"),
-            (last_start, m.end(), ((year, month, last),), None, "end")]
+        return [(start, end, readings, None, _role(m.string, start), "")]
+    return [(m.start(), first_end, ((year, month, first),), None, "start", m.group(0)),
+            (last_start, m.end(), ((year, month, last),), None, "end", m.group(0))]
 
 
 def _quarter(m: re.Match[str]) -> int | None:
@@ -295,18 +310,49 @@ def analyze_dates(view: ContradictionView) -> list[Finding]:
     findings: list[Finding] = []
     for sentence, dates in zip(view.answer, answer_dates):
         overlaps = view.answer_overlaps[sentence.index]
+        answer_stems = len(sentence.stems)
+        bare = _bare_value(sentence.stems, dates)
+        if bare:
+            # "15 March 1984" as the whole answer: what it dates is what the question asks about.
+            asked = view.inspection.question_stems - _NOT_SUBJECT_STEMS
+            overlaps = view.inspection.once(("question overlaps", asked), lambda: shared_counts(
+                view.inspection.context.sentence_index, asked))
+            answer_stems = len(asked)
+        reported: set[str] = set()  # a day range is one value: one finding for both of its ends
         for k, d in enumerate(dates):
-            if any(dates_agree(d, p.date) for p in pool):
+            if d.as_written in reported or any(accounts_for(p.date, d) for p in pool):
                 continue
             others = neighbours(dates, k)
             # A context date another date of this sentence restates is accounted for, not a rival.
             rivals = [
-                p for p in pool if dates_agree(d, p.date) is False and not any(dates_agree(o, p.date) for o in others)
+                p for p in pool if dates_agree(d, p.date) is False and not any(accounts_for(o, p.date) for o in others)
             ]
-            rival = _best_rival(d, rivals, overlaps, len(sentence.stems))
+            if bare:
+                # The source value a bare date answers is written to the same detail (a birth date for a birth
+                # date, not the year of a film the question also names).
+                d = replace(d, subject=asked)
+                rivals = [p for p in rivals if p.date.names_month or not d.names_month]
+            rival = _best_rival(d, rivals, overlaps, answer_stems, bare)
             if rival is not None:
                 findings.append(_finding(view, sentence.text, d, rival))
+                reported.add(d.as_written)
     return findings
+
+
+_NOT_SUBJECT_STEMS = frozenset(stem(w) for w in _NOT_SUBJECT)
+
+
+def _bare_value(stems: frozenset[str], dates: list[DateMention]) -> bool:
+    """Whether an answer sentence is its dates and nothing else ("15 March 1983", "In 1983."): no content stem
+    but date words."""
+    return bool(dates) and not (stems - _NOT_SUBJECT_STEMS)
+
+
+def accounts_for(source: DateMention, d: DateMention) -> bool:
+    """Whether a context date accounts for answer date `d`: they agree, and the context date is not a bare year
+    standing against a day, month or quarter. "The 2026 edition" says nothing about which days in 2026, so it
+    does not make "May 12-15, 2026" agree with a source that holds the conference on 12-14 May 2026."""
+    return bool(dates_agree(d, source)) and (source.names_month or not d.names_month)
 
 
 _HAS_YEAR_OR_MONTH = regex_cache.compile(
@@ -319,7 +365,14 @@ def stated_dates(text: str) -> list[DateMention]:
     return extract_dates(text) if _HAS_YEAR_OR_MONTH.search(text) else []
 
 
-def _best_rival(d: DateMention, rivals: list[_Placed], overlaps: dict[int, int], answer_stems: int) -> _Placed | None:
+# Question stems a context sentence must share for its date to answer a bare date (two: a name and a relation,
+# "Bertotti ... born"; one is any sentence that names the film).
+MIN_ASKED_SHARED = 2
+
+
+def _best_rival(
+    d: DateMention, rivals: list[_Placed], overlaps: dict[int, int], answer_stems: int, bare: bool = False
+) -> _Placed | None:
     if d.quarter is not None:
         # "Q3 2024" against "Q3 2025 ... Q2 2025": the same quarter in another year is the one it restates.
         same_quarter = [p for p in rivals if _quarter_of(p.date) == d.quarter]
@@ -328,7 +381,7 @@ def _best_rival(d: DateMention, rivals: list[_Placed], overlaps: dict[int, int],
     for p in rivals:
         local = len(d.subject & p.date.subject)
         shared = overlaps.get(p.sentence, 0)
-        if tied_to_subject(local, shared, answer_stems):
+        if tied_to_subject(local, shared, answer_stems) or (bare and shared >= MIN_ASKED_SHARED):
             scored.append((local, shared, p))
     # `dates_agree` is None for dates that share no part: two such context dates count as disagreeing.
     best = strongest_rival(scored, lambda a, b: dates_agree(a.date, b.date))
@@ -347,7 +400,7 @@ def _source_literal(answer: DateMention, source: DateMention) -> str:
         year = str(source.year)
         if year in source.text:
             return year
-    return source.text
+    return source.as_written
 
 
 def _finding(view: ContradictionView, statement: str, d: DateMention, rival: _Placed) -> Finding:
@@ -358,7 +411,7 @@ def _finding(view: ContradictionView, statement: str, d: DateMention, rival: _Pl
         rival.sentence,
         kind="date",
         statement=statement,
-        evidence=f"answer dates '{subject}' to '{d.text}' but the source says '{source_value}'",
-        answer_value=d.text,
+        evidence=f"answer dates '{subject}' to '{d.as_written}' but the source says '{source_value}'",
+        answer_value=d.as_written,
         source_value=source_value,
     )

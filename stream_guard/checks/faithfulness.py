@@ -47,7 +47,8 @@ from stream_guard.checks.record_claims import (
     day_conflicts,
     field_conflicts,
     schema_stems,
-    time_conflicts,
+    TimeConflict,
+    time_conflict_details,
     unstated_fields,
 )
 from stream_guard.checks.dates import DateMention, context_dates, stated_by, stated_dates
@@ -128,7 +129,7 @@ class ClaimGrounding:
     missing_numbers: tuple[str, ...]
     grounded: bool
     field_conflicts: tuple[FieldConflict, ...] = ()
-    wrong_times: tuple[int, ...] = ()
+    wrong_times: tuple[TimeConflict, ...] = ()
     wrong_days: tuple[str, ...] = ()
     # Amenities the claim names that the record has no field for (record_claims.unstated_fields).
     unstated: tuple[str, ...] = ()
@@ -380,12 +381,12 @@ def ground_claim(
     best, best_index = _best_sentence(stems, inspection)
     missing_words = tuple(dict.fromkeys(w for w in words if stem(w) not in context))
     conflicts: tuple[FieldConflict, ...] = ()
-    wrong_times: tuple[int, ...] = ()
+    wrong_times: tuple[TimeConflict, ...] = ()
     wrong_days: tuple[str, ...] = ()
     unstated: tuple[str, ...] = ()
     if inspection.records:
         conflicts = tuple(field_conflicts(claim.text, inspection.records))
-        wrong_times = tuple(time_conflicts(claim.text, inspection.records))
+        wrong_times = tuple(time_conflict_details(claim.text, inspection.records))
         wrong_days = tuple(day_conflicts(claim.text, inspection.records))
         unstated = tuple(unstated_fields(claim.text, inspection.records))
     grounded = (
@@ -414,9 +415,7 @@ def _majority_of(context: ContextAnalysis) -> frozenset[str]:
 
 def _evidence(g: ClaimGrounding) -> str:
     reasons = [c.describe() for c in g.field_conflicts]
-    if g.wrong_times:
-        times = ", ".join(f"{t // 60:02d}:{t % 60:02d}" for t in g.wrong_times)
-        reasons.append(f"the time(s) {times} match no opening or closing time in the record")
+    reasons += [t.describe() for t in g.wrong_times]
     if g.wrong_days:
         reasons.append(f"the record gives no opening hours on {', '.join(d.capitalize() for d in g.wrong_days)}")
     if g.unstated:
@@ -431,10 +430,11 @@ def _evidence(g: ClaimGrounding) -> str:
     shared = round(g.overlap * len(g.stems))
     missing = ", ".join(repr(w) for w in g.missing_words[:_MAX_MISSING_LISTED])
     more = "" if len(g.missing_words) <= _MAX_MISSING_LISTED else f" (+{len(g.missing_words) - _MAX_MISSING_LISTED} more)"
-    reasons.append(
-        f"only {shared} of {len(g.stems)} content words occur in the retrieved context"
-        + (f"; missing {missing}{more}" if missing else "")
-    )
+    if g.stems or not reasons:  # a claim of times alone has no content words to count: "only 0 of 0" says nothing
+        reasons.append(
+            f"only {shared} of {len(g.stems)} content words occur in the retrieved context"
+            + (f"; missing {missing}{more}" if missing else "")
+        )
     return "; ".join(reasons)
 
 

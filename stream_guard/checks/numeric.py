@@ -29,6 +29,8 @@ from stream_guard.checks.alignment import (
     surface_words,
     tied_to_subject,
 )
+from stream_guard.checks.dates import DateMention
+from stream_guard.checks.periods import other_period, period_of, same_period
 from stream_guard.text.quantities import Quantity, bears_out, comparable, same_value, values_agree, written_in
 from stream_guard.text.quantities.bounds import BOUNDS
 from stream_guard.wire.report import Finding
@@ -104,11 +106,21 @@ def _analyze_sentence(
         # A bare count written anywhere in the context ("131 were affected") is attested, even when the
         # context words it differently from the answer (unless the answer makes it a limit).
         literal = q.unit is None and q.qualifier not in BOUNDS and written_in(context_text, q.magnitude)
+        opposite = _opposite_bound(q, pool, agreeing, overlaps, len(sentence.stems))
+        if opposite is not None:
+            findings.append(_numeric_finding(view, sentence.text, q, opposite))
+            continue
         if agreeing or literal:
             own_stems = sentence.stems - frozenset().union(*(o.subject for o in others))
             swap = _swapped(view, q, own_stems, agreeing, rivals, overlaps)
             if swap is not None:
                 findings.append(_swap_finding(view, sentence.text, q, swap, agreeing))
+            else:
+                moved = _period_swap(view, sentence.text, q, agreeing, rivals, overlaps, len(sentence.stems))
+                if moved is not None:
+                    findings.append(_period_swap_finding(view, sentence.text, q, *moved))
+                elif (rival := _coincidence(q, agreeing, rivals, overlaps)) is not None:
+                    findings.append(_numeric_finding(view, sentence.text, q, rival))
             continue
         rival = _best_rival(q, rivals, overlaps, len(sentence.stems))
         if rival is None:
@@ -252,6 +264,93 @@ def _swapped(
     if any(local == best_local and not values_agree(r.quantity, best.quantity) for local, r in candidates[1:]):
         return None  # two different values equally tied to the subject
     return best
+
+
+def _opposite_bound(
+    q: Quantity, pool: list[_Placed], agreeing: list[_Placed], overlaps: dict[int, int], answer_stems: int
+) -> _Placed | None:
+    """The answer's figure under the opposite limit, said of the same subject ("more than an hour" where the source
+    says "Sim swaps usually take less than an hour"), when no mention states the answer's own limit. Another figure
+    meeting the answer's limit ("within 48 hours" for "more than an hour") does not outweigh the source limiting
+    the same figure the other way."""
+    if q.qualifier not in BOUNDS or any(same_value(q, p.quantity) for p in agreeing):
+        return None
+    scored = []
+    for p in pool:
+        if p.quantity.qualifier not in BOUNDS or p.quantity.qualifier == q.qualifier or not _same_number(q, p.quantity):
+            continue
+        evidence = _same_subject(q, p, overlaps, answer_stems)
+        if evidence is None and q.counted and q.counted == p.quantity.counted and overlaps.get(p.sentence, 0) >= 2:
+            # The same count of the same thing limited both ways ("at least 4 doses" / "not more than 4 doses"):
+            # the counted noun is the subject, as for one limit stated twice (_same_limit).
+            evidence = (_local(q, p.quantity) + 1, overlaps[p.sentence])
+        if evidence is not None:
+            scored.append((*evidence, p))
+    return strongest_rival(scored, lambda a, b: a.quantity.qualifier == b.quantity.qualifier)
+
+
+# Subject stems a context value must share with the answer's value to overrule a match that shares none.
+MIN_RESTATED_SUBJECT = 3
+
+
+def _coincidence(q: Quantity, agreeing: list[_Placed], rivals: list[_Placed], overlaps: dict[int, int]) -> _Placed | None:
+    """The context value the answer's value should have had, when the answer's value occurs in the context only
+    by coincidence: every mention of it is about something else (no subject stem shared, its sentence not a
+    restatement of the answer's), and a different value of the same kind is said of the answer's own subject
+    ("the IRS keeps records for 6 months" where the source says "6 years" and, elsewhere, "a 6 month
+    extension"). Measured quantities only: bare counts recur too freely."""
+    if q.unit is None or not agreeing or len(agreeing) > MAX_OWNERS:
+        return None
+    if any(_local(q, p.quantity) or overlaps.get(p.sentence, 0) >= 2 for p in agreeing):
+        return None
+    scored = [
+        (local, overlaps.get(rival.sentence, 0), rival)
+        for rival in rivals[:MAX_SWAP_RIVALS]
+        if (local := _local(q, rival.quantity)) >= MIN_RESTATED_SUBJECT and not values_agree(q, rival.quantity)
+    ]
+    return strongest_rival(scored, lambda a, b: values_agree(a.quantity, b.quantity))
+
+
+def _period_swap(
+    view: ContradictionView,
+    statement: str,
+    q: Quantity,
+    agreeing: list[_Placed],
+    rivals: list[_Placed],
+    overlaps: dict[int, int],
+    answer_stems: int,
+) -> tuple[_Placed, DateMention, DateMention] | None:
+    """(the source's value for the answer's period, that period, the period the source gives the answer's
+    value to) when the answer's figure is stated by the source only for other periods ("$3.6 million in Q2
+    2025" answered as Q3's revenue) and the source gives the answer's period a different value of the same
+    kind for the same subject. None otherwise."""
+    period = period_of(statement, q)
+    if period is None or not agreeing:
+        return None
+    theirs = [period_of(_source_text(view, p), p.quantity) for p in agreeing[:MAX_OWNERS]]
+    if not all(other_period(period, t) for t in theirs):
+        return None
+    scored = []
+    for rival in rivals[:MAX_SWAP_RIVALS]:
+        if values_agree(q, rival.quantity) or not same_period(period, period_of(_source_text(view, rival), rival.quantity)):
+            continue
+        # The shared period is subject evidence, and so is the same counted noun ("1,200 units" / "1,500 units").
+        local = _local(q, rival.quantity) + 1 + bool(q.counted and q.counted == rival.quantity.counted)
+        shared = overlaps.get(rival.sentence, 0)
+        if tied_to_subject(local, shared, answer_stems):
+            scored.append((local, shared, rival))
+    best = strongest_rival(scored, lambda a, b: values_agree(a.quantity, b.quantity))
+    return None if best is None else (best, period, theirs[0])  # type: ignore[return-value]
+
+
+def _period_swap_finding(
+    view: ContradictionView, statement: str, q: Quantity, rival: _Placed, period: DateMention, other: DateMention
+) -> Finding:
+    evidence = (
+        f"answer gives '{q.text}' to '{period.as_written}', but the source gives '{q.text}' to "
+        f"'{other.as_written}' and '{rival.quantity.text}' to '{period.as_written}'"
+    )
+    return _quantity_finding(view, "swapped_value", statement, q, rival, evidence)
 
 
 def _source_text(view: ContradictionView, placed: _Placed) -> str:

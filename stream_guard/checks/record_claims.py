@@ -391,19 +391,67 @@ def time_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[int]:
     either time), else with every opening and closing time of the week. Wrong for one of the days named is
     not enough: "4 pm to 9 pm every day" is how a faithful answer sums up a week that closes at 10 pm on
     Fridays, and RAGTruth's annotators accept it."""
+    return [t.minutes for t in time_conflict_details(claim, records)]
+
+
+@dataclass(frozen=True)
+class TimeConflict:
+    """A time a claim states, as written, that the records' hours do not have, and the records' opening or
+    closing time nearest to it: the value the claim most likely meant to restate."""
+
+    written: str
+    minutes: int
+    nearest: int
+
+    def describe(self) -> str:
+        return (f"'{self.written}' ({_clock(self.minutes)}) matches no opening or closing time in the record, which "
+                f"gives {_clock(self.nearest)} ('{written_like(self.written, self.nearest)}')")
+
+
+def time_conflict_details(claim: str, records: tuple[Record | None, ...]) -> list[TimeConflict]:
+    """`time_conflicts` with each time as the claim writes it and the nearest time the records give (on the
+    days the claim names, when it is wrong for those days)."""
     known = frozenset().union(*(r.times for r in records if r is not None)) if records else frozenset()
     if not known:
         return []
     per_day = _day_times(records)
-    out: list[int] = []
+    out: dict[int, TimeConflict] = {}
     for part in schedule_parts(claim):
-        times, days = [t.minutes for t in part.times], set(part.days)
-        for t in times:
-            if not _time_known(t, known):
-                out.append(t)
-            elif days and not any(_time_known(t, per_day[d]) for d in days if d in per_day) and days & per_day.keys():
-                out.append(t)
-    return list(dict.fromkeys(out))
+        days = set(part.days)
+        for t in part.times:
+            if t.minutes in out:
+                continue
+            if not _time_known(t.minutes, known):
+                out[t.minutes] = _conflict(t.text, t.minutes, known)
+            elif days and days & per_day.keys() and not any(_time_known(t.minutes, per_day[d]) for d in days if d in per_day):
+                on_those_days = frozenset().union(*(per_day[d] for d in days if d in per_day))
+                out[t.minutes] = _conflict(t.text, t.minutes, on_those_days or known)
+    return list(out.values())
+
+
+def _conflict(written: str, minutes: int, known: frozenset[int]) -> TimeConflict:
+    return TimeConflict(written, minutes, min(known, key=lambda k: (abs(k - minutes), k)) if known else minutes)
+
+
+def _clock(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+_MERIDIEM_RE = re.compile(r"\s?([ap])(\.?)([mM])\.?", re.IGNORECASE)
+
+
+def written_like(example: str, minutes: int) -> str:
+    """`minutes` as a clock time in the style of `example` ("7 PM" -> "5 PM", "9:00am" -> "11:00am", "16:00" ->
+    "18:00"), so a finding names the record's value the way the answer writes its own."""
+    m = _MERIDIEM_RE.search(example)
+    if m is None:
+        return _clock(minutes)
+    hour, minute = divmod(minutes % 1440, 60)
+    letter = ("p" if hour >= 12 else "a")
+    letter = letter.upper() if m.group(1).isupper() else letter
+    suffix = example[m.start():].replace(m.group(1), letter, 1)
+    shown = f"{hour % 12 or 12}:{minute:02d}" if ":" in example or minute else f"{hour % 12 or 12}"
+    return shown + suffix
 
 
 def _time_known(t: int, known: frozenset[int]) -> bool:

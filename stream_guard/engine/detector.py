@@ -104,7 +104,7 @@ class HallucinationDetector:
             and strict_faithfulness(checks["faithfulness"]) < config.faithfulness_threshold
         )
         signals = signal_probabilities(checks, confident_but_unfaithful, self.score_model,
-                                       answer=inspection.answer, drift_counts=config.drift_decides)
+                                       answer=inspection.answer_markup.claim_text, drift_counts=config.drift_decides)
         score = hallucination_score(signals)
         triggered = deciding(signals, config.flag_threshold)
         # Flagged only when a deciding check says so: a score made of nothing is no flag.

@@ -41,6 +41,7 @@ from typing import Any, Mapping, Sequence
 
 from stream_guard.config.score_model import EVIDENCE, KINDS, ScoreModel
 from stream_guard.text.claims import is_bare_reply
+from stream_guard.text.markup import read_markup
 
 _CAP = 4.0
 # A short extractive answer: a question answered in one claim of at most this many words ("Violanta", "The
@@ -193,6 +194,8 @@ def short_finding(values: Mapping[str, float], answer: str) -> bool:
 
 
 def observation(checks: Mapping[str, Any], confident_but_unfaithful: bool, answer: str = "") -> Observation:
+    """`answer` is what the answer says (Markup.claim_text): its citation markers, links and headings are
+    layout, so "no [1]" and "## Answer\n\nno" are the bare reply "no" and are as long as it is."""
     values = feature_values(checks)
     kind = task_kind(values, len(answer.split()))
     finding = short_finding(values, answer) if kind == SHORT else has_finding(values)
@@ -203,7 +206,7 @@ def observation_from_verdict(verdict: Mapping[str, Any]) -> Observation:
     """The observation a verdict line (`Verdict.to_dict()`, as `stream-guard check` writes it) records."""
     triggered = set(verdict.get("triggered") or ())
     return observation(verdict.get("checks") or {}, "confident_but_unfaithful" in triggered,
-                       str(verdict.get("original_answer") or ""))
+                       read_markup(str(verdict.get("original_answer") or "")).claim_text)
 
 
 def signal_probabilities(

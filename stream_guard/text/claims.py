@@ -200,6 +200,7 @@ _ENUMERATOR_ONLY_RE = regex_cache.compile(r"^\s*+(?:\(?\d{1,3}[.)]|[-*•#]++|st
 _COMPOUND_RE = regex_cache.compile(r";\s++|,\s++(?=(?:and|but|while|whereas|although|though)\s)", re.IGNORECASE)
 _LEADING_CONJ_RE = regex_cache.compile(r"^(?:and|but|while|whereas|although|though)\s++", re.IGNORECASE)
 
+# "every" is the universal quantifier "all" and "each" are (stop words): "every visitor" restates "all visitors".
 # Discourse markers, words about the answer itself, and words about the source and the act of reporting it (a
 # summary's "the speakers discussed", "this document illustrates": the source never calls itself a document or its
 # participants speakers): content words to the stop list, but they carry nothing a passage could confirm, so they
@@ -216,6 +217,7 @@ GENERIC_WORDS: frozenset[str] = frozenset(
     discusses discussed discussing speaker speakers participant participants describe describes described
     describing illustrate illustrates illustrated highlight highlights highlighted highlighting emphasize
     emphasizes emphasized emphasise emphasises emphasised outline outlines outlined ultimately eventually others
+    every
     """.split()
 )
 
@@ -287,8 +289,11 @@ def unstated_quantifiers(text: str, *stated: frozenset[str]) -> tuple[str, ...]:
 
 
 # A bare reply to a yes-no question ("Yes", "no.", "Correct"): it asserts the question's proposition (or its
-# denial), so what it claims is the question's content, grounded or not as the question's words are.
-_BARE_REPLY_RE = regex_cache.compile(r"\s*+(?:yes|no|yep|nope|correct|incorrect|true|false)\s*+[.!]?\s*+", re.IGNORECASE)
+# denial), so what it claims is the question's content, grounded or not as the question's words are. A label
+# naming the reply ("Answer: yes", the plain text of "**Answer:** yes") is the answer's layout, not a claim.
+_BARE_REPLY_RE = regex_cache.compile(
+    r"\s*+(?:(?:(?:short[ \t]++|final[ \t]++)?answer|reply|response|a)[ \t]*+:\s*+)?"
+    r"(?:yes|no|yep|nope|correct|incorrect|true|false)\s*+[.!]?\s*+", re.IGNORECASE)
 _QUESTION_END_RE = regex_cache.compile(r"[?\s]++$")
 
 

@@ -227,6 +227,14 @@ class Markup:
         """Whether the answer has no markup at all (plain == original)."""
         return self.plain is self.original
 
+    @property
+    def claim_text(self) -> str:
+        """The sentences that can assert something, joined: `plain` without headings, table header rows and bare
+        links. What the answer says, for judging its shape ("## Answer\n\nno" says "no")."""
+        if self.identity:
+            return self.plain
+        return " ".join(s.text for s in self.sentences if s.is_claim)
+
     def to_original(self, position: int) -> int:
         """Where plain text position `position` stands in the original."""
         if self.identity or not self._plain_starts:

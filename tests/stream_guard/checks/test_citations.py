@@ -49,10 +49,51 @@ def test_wrong_chunk_names_the_supporting_chunk() -> None:
     assert result.details["wrong_chunk"] == 1
 
 
-def test_wrong_chunk_when_no_chunk_supports_the_sentence() -> None:
-    result = run("Dragons guard the warehouse at night [3].")
-    assert result.findings[0].kind == "wrong_chunk"
-    assert "no retrieved chunk supports it" in result.findings[0].evidence
+def test_wrong_chunk_when_it_holds_none_of_a_sentence_no_chunk_supports() -> None:
+    [finding] = run("Returns are handled by dragons [3].").findings
+    assert finding.kind == "wrong_chunk"
+    assert "holds none of the sentence's content words" in finding.evidence
+    assert "no retrieved chunk supports it" in finding.evidence
+
+
+def test_a_sentence_no_chunk_mentions_is_not_a_wrong_citation() -> None:
+    # No chunk would be a better citation: whether the sentence is grounded is the faithfulness check's question.
+    assert not run("Dragons guard the warehouse at night [3].").flagged
+
+
+def test_the_only_chunk_is_never_the_wrong_one_for_an_unsupported_summary() -> None:
+    context = ["Reviewers liked the tacos and the horchata; one came back three nights in a row."]
+    assert not run("Customers praised the friendly staff and the tacos [1].", context=context).flagged
+
+
+def test_a_chunk_another_matches_slightly_better_is_not_wrong() -> None:
+    # The cited chunk holds 3 of the sentence's 8 content words, the other 5: a better match, not a wrong marker.
+    context = ["The Pro plan is for teams.", "The Pro plan costs $120 per year."]
+    assert not run("The Pro plan costs $120 per year, billed annually, for teams [1].", context=context).flagged
+
+
+def test_a_sentence_drawing_on_two_chunks_may_cite_one() -> None:
+    context = ["Returns are accepted.", "Refunds reach the original card within five business days; exchanges take 14 days."]
+    answer = "Returns are accepted within 14 days and refunds reach the original card within five business days [1]."
+    assert not run(answer, context=context).flagged
+
+
+def test_markers_of_one_sentence_support_it_together() -> None:
+    result = run("Returns take 14 days [1] and the Pro plan costs $120 per year [2].")
+    assert result.details["markers"] == 2
+    assert not result.flagged
+
+
+def test_a_second_marker_naming_a_chunk_that_only_shares_the_topic_is_wrong() -> None:
+    context = ["The Pro plan suits small teams.", "The Pro plan costs $120 per year, billed annually."]
+    [finding] = run("The Pro plan costs $120 per year, billed annually [1][2].", context=context).findings
+    assert finding.kind == "wrong_chunk"
+    assert finding.answer_value == "1" and finding.source_value == "2"
+
+
+def test_a_marker_naming_a_chunk_with_none_of_the_sentence_is_wrong_beside_a_right_one() -> None:
+    [finding] = run("Returns are accepted within 14 days [1][3].").findings
+    assert finding.answer_value == "3"
 
 
 def test_multi_marker_bracket_supports_together() -> None:

@@ -79,6 +79,39 @@ def test_a_day_range_in_one_month_is_its_first_and_last_day() -> None:
     assert read("won 24-17 May") == [("17 May", (None, 5, 17), None)]
 
 
+def test_a_day_range_is_one_value_written_whole() -> None:
+    # Both ends of a range carry the range as written: a finding names it, a patch replaces all of it.
+    assert {d.as_written for d in extract_dates("on 12-14 May 2026")} == {"12-14 May 2026"}
+    (single,) = extract_dates("on May 14")
+    assert single.as_written == "May 14"
+
+
+def test_a_day_range_written_the_other_way_round_is_compared() -> None:
+    # "The 2026 edition" names the year alone: it does not account for which days of 2026 the answer gives.
+    context = "The 2026 edition of the conference takes place on 12-14 May 2026 at the Lisbon Congress Centre."
+    assert values(dates(context, "The conference takes place on May 12-15, 2026 in Lisbon.")) == [
+        ("date", "May 12-15, 2026", "12-14 May 2026")]
+    assert values(dates(context, "The 2026 edition of the conference takes place on May 12-15 in Lisbon.")) == [
+        ("date", "May 12-15", "12-14 May 2026")]
+    assert dates(context, "The conference is held May 12-14, 2026 at the Lisbon Congress Centre.") == []
+
+
+def test_a_bare_year_still_accounts_for_a_bare_year() -> None:
+    context = "The firm, founded in 2019, opened its office on March 3, 2021."
+    assert dates(context, "The firm was founded in 2019.") == []
+
+
+def test_a_bare_date_answer_is_compared_with_the_date_the_question_asks_for() -> None:
+    context = ("Igualita a mi is a 2010 Argentine comedy film starring Florencia Bertotti and Adrian Suar. "
+               "Florencia Bertotti (born 15 March 1983) is an Argentine actress.")
+    findings = analyze_dates(ContradictionView(Inspection.build(
+        "What is the birth date of Florencia Bertotti, the star of Igualita a mi?", [context], "15 March 1984")))
+    assert values(findings) == [("date", "15 March 1984", "15 March 1983")]
+    # The film's year is not the detail a birth date answers; the right date is accounted for.
+    assert analyze_dates(ContradictionView(Inspection.build(
+        "What is the birth date of Florencia Bertotti?", [context], "15 March 1983"))) == []
+
+
 def test_things_that_are_not_dates() -> None:
     assert extract_dates("You may 5 times try.") == []
     assert extract_dates("during COVID-19") == []

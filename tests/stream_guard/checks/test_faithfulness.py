@@ -347,3 +347,24 @@ _FIGURE_BITS = st.sampled_from(["1", "23", "9x13", "9X1", "x", "a1", "1.5", ".5"
 def test_the_figure_pattern_finds_what_it_found_with_its_look_behinds_first(text: str) -> None:
     assert [m.span() for m in faithfulness._NUMBER_RE.finditer(text)] == [
         m.span() for m in _FIGURE_AS_FIRST_WRITTEN.finditer(text)]
+
+
+def test_every_is_the_quantifier_all_and_each_are() -> None:
+    # "every visitor" says what "all visitors" says ("all" and "each" are stop words): not a new fact.
+    context = ["Site safety: all visitors must wear a hard hat and high-visibility vest at all times on site."]
+    kept = run("Every visitor must wear a hard hat and a high-visibility vest at all times on site.", context)
+    assert kept.details["novel_stems"] == 0 and not kept.findings
+    other = run("Every visitor must bring a hard hat and a high-visibility vest at all times on site.", context)
+    assert other.details["novel_stems"] == 1
+
+
+def test_a_claim_of_times_alone_is_explained_by_its_times_not_by_a_count_of_no_words() -> None:
+    # "from 10am to 12am on Friday and Saturday" has no content words once its times and days are read: the
+    # evidence names the record's time, and "only 0 of 0 content words" would tell a reviewer nothing.
+    record = ('{"name": "Casa Blanca", "hours": {"Friday": "16:0-0:0", "Saturday": "10:0-0:0", '
+              '"Sunday": "10:0-22:0"}}')
+    result = run("The restaurant is open from 10am to 10pm on Sunday, and from 10am to 12am on Friday and Saturday.",
+                 context=[record])
+    times = [f for f in result.findings if "opening or closing time" in f.evidence]
+    assert times, [f.evidence for f in result.findings]
+    assert all("of 0 content words" not in f.evidence for f in result.findings)

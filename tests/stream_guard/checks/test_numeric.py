@@ -70,6 +70,53 @@ def test_values_given_to_the_right_plans_are_not_swapped() -> None:
     assert numeric("Basic costs $10, Pro costs $20.", "Pro costs $20 and Basic costs $10.") == []
 
 
+def test_a_figure_moved_to_another_period_is_a_swap() -> None:
+    context = "In Q3 2025, revenue was $4.2 million, up from $3.6 million in Q2 2025."
+    (finding,) = numeric(context, "In Q3 2025, revenue was $3.6 million.")
+    assert values([finding]) == [("swapped_value", "$3.6 million", "$4.2 million")]
+    assert "Q2 2025" in finding.evidence and "Q3 2025" in finding.evidence
+    assert values(numeric("Sales reached 1,200 units in 2023 and 1,500 units in 2024.",
+                          "Sales reached 1,200 units in 2024.")) == [("swapped_value", "1,200", "1,500")]
+
+
+def test_figures_given_to_their_own_periods_are_not_swapped() -> None:
+    context = "In Q3 2025, revenue was $4.2 million, up from $3.6 million in Q2 2025."
+    assert numeric(context, "Revenue was $4.2 million in Q3 2025, up from $3.6 million in Q2 2025.") == []
+    assert numeric(context, "Revenue was $3.6 million in the second quarter of 2025 and $4.2 million in the third.") == []
+    assert numeric(context, "Revenue grew to $4.2 million from $3.6 million.") == []
+
+
+def test_a_value_matched_only_by_coincidence_is_contradicted() -> None:
+    # "6 month" occurs, but for an extension: it does not attest the IRS keeping records for 6 months.
+    context = ["If you want an automatic 6 month extension of time to file the return, file Form 4868.",
+               "The IRS generally keeps records for 6 years."]
+    assert values(numeric(context, "The IRS generally keeps records for 6 months.")) == [
+        ("numeric", "6 months", "6 years")]
+
+
+def test_a_value_whose_other_mention_shares_its_subject_is_attested() -> None:
+    context = ["You may request a 6 month extension to keep the records.",
+               "The IRS generally keeps records for 6 years."]
+    assert numeric(context, "You can ask for a 6 month extension to keep records.") == []
+
+
+def test_the_same_figure_under_the_opposite_limit_outweighs_another_figure_meeting_the_limit() -> None:
+    # "within 48 hours" meets "more than an hour", but the source limits the swap's hour the other way.
+    context = ["Sim swaps usually take less than an hour.",
+               "The number transfer usually takes place within 48 hours of your request."]
+    (finding,) = numeric(context, "The swap usually takes more than an hour.")
+    assert (finding.kind, finding.answer_value) == ("bound", "more than an hour")
+    assert "less than an hour" in finding.evidence
+    assert numeric(context, "The swap usually takes less than an hour.") == []
+
+
+def test_the_same_count_limited_the_other_way_is_a_bound_contradiction() -> None:
+    context = "Children aged 6 to 12 years: 5 ml every 6 hours as needed. Do not give more than 4 doses in 24 hours."
+    (finding,) = numeric(context, "Children aged 6 to 12 should have at least 4 doses in 24 hours.")
+    assert (finding.kind, finding.answer_value) == ("bound", "at least 4")
+    assert numeric(context, "Children aged 6 to 12 should have no more than 4 doses in 24 hours.") == []
+
+
 def test_both_values_swapped_in_one_sentence() -> None:
     findings = numeric("Basic costs $10, Pro costs $20.", "Basic costs $20 and Pro costs $10.")
     assert sorted(values(findings)) == [("swapped_value", "$10", "$20"), ("swapped_value", "$20", "$10")]

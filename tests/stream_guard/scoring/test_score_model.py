@@ -243,3 +243,21 @@ def test_the_default_penalty_ranks_unseen_answers_better_when_the_evidence_overl
     light = score_model.cross_validate(obs, labels, groups, l2=1.0)
     default = score_model.cross_validate(obs, labels, groups)
     assert roc_auc(default.scores, labels) > roc_auc(light.scores, labels) + 0.01
+
+
+@pytest.mark.parametrize("answer", ["no [1]", "## Answer\n\nno", "**Answer:** no", "no (Source: passage 1)",
+                                    "no [Read more](https://kb.example.com/articles/1)"])
+def test_a_bare_reply_in_markup_is_judged_as_the_bare_reply(answer):
+    # Evidence about how the question's proposition spreads over the sources is no finding for a bare reply
+    # (short_finding); markers, a heading, a label or a link around the reply must not make it a longer answer.
+    from stream_guard.engine.pipeline import Guard
+    from stream_guard.wire.events import AnswerEvent
+
+    guard = Guard(DetectorConfig(db_path=":memory:", ner="regex", log_flagged=False))
+    question = "Are Clarence Brown and Peter Glenville of the same nationality?"
+    context = ("Clarence Brown was an American film director.", "Peter Glenville was an English theatre and film director.")
+    plain, _ = guard.evaluate(AnswerEvent("plain", "no", question, context))
+    marked, _ = guard.evaluate(AnswerEvent("marked", answer, question, context))
+    assert score_model.observation_from_verdict(marked.to_dict()).kind == score_model.SHORT
+    assert marked.hallucination_score == pytest.approx(plain.hallucination_score, abs=1e-6)
+    assert (marked.flagged, marked.routing) == (plain.flagged, plain.routing)

@@ -290,3 +290,10 @@ def test_the_structured_data_a_data_to_text_answer_cites_is_its_source() -> None
     assert strip_meta("According to the provided structured data, the grill has a rating of 3.5 stars.") == (
         "the grill has a rating of 3.5 stars.")
     assert split_claims("Based on the provided structured data, here is an objective overview of Kogilicious:") == []
+
+
+def test_a_bare_reply_under_an_answer_label_claims_the_question() -> None:
+    question = "Were both Joseph Roth and Cid Corman authors?"
+    for answer in ("Answer: yes", "Final answer: No.", "A: yes"):
+        assert [c.text for c in extract_claims(answer, question=question)] == ["Were both Joseph Roth and Cid Corman authors"]
+    assert [c.text for c in extract_claims("Answer: Joseph Roth", question=question)] == ["Joseph Roth"]

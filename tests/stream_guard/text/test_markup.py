@@ -188,3 +188,11 @@ def test_reading_stays_linear(atom: str) -> None:
     cost(200)
     small, large = cost(2000), cost(16000)
     assert large < 8 * 3 * max(small, 1e-4) + 0.25  # 8x the text: linear with a generous margin (a shared machine)
+
+
+def test_the_claim_text_is_what_the_answer_says_without_its_layout() -> None:
+    assert read_markup("## Answer\n\nno").claim_text == "no"
+    assert read_markup("yes [1]").claim_text == "yes"
+    assert read_markup("yes [Read more](https://kb.example.com/articles/1)").claim_text == "yes"
+    plain = "Returns take 14 days.\nRefunds take five."
+    assert read_markup(plain).claim_text is plain  # an answer without markup is its own claim text

@@ -13,7 +13,9 @@ from stream_guard.text.schedule import clock_minutes, days_named
 from stream_guard.checks.record_claims import (
     day_conflicts,
     field_conflicts,
+    time_conflict_details,
     time_conflicts,
+    written_like,
     unstated_fields,
 )
 from stream_guard.text.records import MAX_FIELDS, describe_record, key_words, read_hours, read_record
@@ -155,6 +157,18 @@ def test_times_are_read_against_the_days_they_are_said_of():
     # Said of a whole week, a time that some day has is how faithful answers sum up varying hours.
     assert time_conflicts("It is open every day from 11 am to 8 pm.", r) == []
     assert time_conflicts("It closes at 11 pm.", r) == [1380]
+
+
+def test_a_wrong_time_is_named_with_the_records_nearest_in_the_answers_style():
+    r = week()
+    (late,) = time_conflict_details("It closes at 11 pm.", (record(),))
+    assert (late.written, late.minutes, late.nearest) == ("11 pm", 1380, 1350)
+    assert "'11 pm'" in late.describe() and "'10:30 pm'" in late.describe()
+    # Wrong for the days it is said of: the nearest time of those days, not the same time on another day.
+    (weekend,) = time_conflict_details("It is open from 11 am to 9 pm on Saturday and Sunday.", r)
+    assert weekend.minutes == 1260 and weekend.nearest != 1260
+    assert written_like("7 PM", 1020) == "5 PM" and written_like("9:00am", 660) == "11:00am"
+    assert written_like("16:00", 1080) == "18:00" and written_like("7 p.m.", 1050) == "5:30 p.m."
 
 
 def test_wi_fi_spelled_with_a_hyphen_is_the_wifi_field():
