@@ -98,6 +98,8 @@ METRICS_OWNERSHIP_S = 5.0
 # Most records the monitor agent applies at once (MonitorSettings.flush_ms bounds how long it gathers them): a
 # record is a few hundred bytes, a sampled one up to review_max_context_chars more.
 FLUSH_MAX_RECORDS = 1000
+# The key of the progress reports on the by-tenant topic (tenants' records are keyed by tenant).
+PROGRESS_KEY = b"progress"
 
 
 def sessions_topic(app_id: str) -> str:
@@ -136,8 +138,15 @@ def flushes(stream: faust.StreamT, settings: MonitorSettings) -> AsyncIterator[l
     """The monitor agent's records, `flush_ms` (or FLUSH_MAX_RECORDS, if sooner) of them at a time from the first
     one's arrival: each tenant's state is then read, written and changelogged once per flush, not once per answer.
     The agent acknowledges records only once they are applied and written, so a crash while they wait loses
-    nothing: they are redelivered, and the ledger counts an answer once however often it comes."""
-    return greedy_batches(stream, FLUSH_MAX_RECORDS, settings.flush_ms / 1000.0)
+    nothing: they are redelivered, and the ledger counts an answer once however often it comes. A progress report
+    ends the wait: it may close days (and, on a worker that just took partitions over, puts their tenants on the
+    operator's overview), which should not wait for more answers."""
+    return greedy_batches(stream, FLUSH_MAX_RECORDS, settings.flush_ms / 1000.0, urgent=is_progress)
+
+
+def is_progress(event: faust.EventT) -> bool:
+    """A progress report (_report_progress sends them keyed so), not a tenant's record."""
+    return event.message.key == PROGRESS_KEY
 
 
 class _EventStore:
@@ -307,7 +316,7 @@ class Monitor:
             self._reported[source], self._reported_at[source] = state, now
             record = orjson.dumps(SourceProgress(*state, now).to_record(source))
             for partition in range(self._partitions(self.by_tenant_topic)):
-                pending.append(await self.service.send(self.by_tenant_topic, b"progress", record, None, partition))
+                pending.append(await self.service.send(self.by_tenant_topic, PROGRESS_KEY, record, None, partition))
         self.judged_since_report.clear()
         await asyncio.gather(*pending)
 
