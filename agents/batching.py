@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable
 
 import faust
 
 
-async def greedy_batches(stream: faust.StreamT, max_size: int, linger_s: float = 0.0
-                         ) -> AsyncIterator[list[faust.EventT]]:
-    """Yield lists of 1..max_size unacknowledged events from `stream` (a `stream.noack()` stream)."""
+async def greedy_batches(stream: faust.StreamT, max_size: int, linger_s: float = 0.0,
+                         urgent: Callable[[faust.EventT], bool] | None = None) -> AsyncIterator[list[faust.EventT]]:
+    """Yield lists of 1..max_size unacknowledged events from `stream` (a `stream.noack()` stream). A batch that
+    holds an event for which `urgent` says True stops lingering: it takes what is waiting and goes."""
     queue: asyncio.Queue[faust.EventT] = asyncio.Queue(maxsize=max(1, max_size) * 2)
 
     async def pump() -> None:
@@ -38,9 +39,9 @@ async def greedy_batches(stream: faust.StreamT, max_size: int, linger_s: float =
                 pumping.result()
                 return
             batch = [getting.result()]
-            if linger_s > 0:
+            if linger_s > 0 and not (urgent is not None and urgent(batch[0])):
                 deadline = asyncio.get_running_loop().time() + linger_s
-                while len(batch) < max_size:
+                while len(batch) < max_size and not (urgent is not None and urgent(batch[-1])):
                     remaining = deadline - asyncio.get_running_loop().time()
                     if remaining <= 0:
                         break

@@ -37,7 +37,7 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Protocol, Sequence
 from urllib.parse import quote, urlsplit
 
 import faust
@@ -95,6 +95,11 @@ ALWAYS_ALLOWED_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 INDEX_SLICE = 100
 # How often the gauges' sums are brought to the partitions this worker owns now (ops/monitoring/metrics.py).
 METRICS_OWNERSHIP_S = 5.0
+# Most records the monitor agent applies at once (MonitorSettings.flush_ms bounds how long it gathers them): a
+# record is a few hundred bytes, a sampled one up to review_max_context_chars more.
+FLUSH_MAX_RECORDS = 1000
+# The key of the progress reports on the by-tenant topic (tenants' records are keyed by tenant).
+PROGRESS_KEY = b"progress"
 
 
 def sessions_topic(app_id: str) -> str:
@@ -127,6 +132,21 @@ async def ebb(buffer: ProducerBufferT) -> None:
     fault to log (at 100,000 tenants a day closing logged it about a thousand times)."""
     if buffer.size > buffer.max_messages:
         await buffer.flush_atmost(buffer.max_messages)
+
+
+def flushes(stream: faust.StreamT, settings: MonitorSettings) -> AsyncIterator[list[faust.EventT]]:
+    """The monitor agent's records, `flush_ms` (or FLUSH_MAX_RECORDS, if sooner) of them at a time from the first
+    one's arrival: each tenant's state is then read, written and changelogged once per flush, not once per answer.
+    The agent acknowledges records only once they are applied and written, so a crash while they wait loses
+    nothing: they are redelivered, and the ledger counts an answer once however often it comes. A progress report
+    ends the wait: it may close days (and, on a worker that just took partitions over, puts their tenants on the
+    operator's overview), which should not wait for more answers."""
+    return greedy_batches(stream, FLUSH_MAX_RECORDS, settings.flush_ms / 1000.0, urgent=is_progress)
+
+
+def is_progress(event: faust.EventT) -> bool:
+    """A progress report (_report_progress sends them keyed so), not a tenant's record."""
+    return event.message.key == PROGRESS_KEY
 
 
 class _EventStore:
@@ -296,7 +316,7 @@ class Monitor:
             self._reported[source], self._reported_at[source] = state, now
             record = orjson.dumps(SourceProgress(*state, now).to_record(source))
             for partition in range(self._partitions(self.by_tenant_topic)):
-                pending.append(await self.service.send(self.by_tenant_topic, b"progress", record, None, partition))
+                pending.append(await self.service.send(self.by_tenant_topic, PROGRESS_KEY, record, None, partition))
         self.judged_since_report.clear()
         await asyncio.gather(*pending)
 
@@ -323,7 +343,7 @@ class Monitor:
 
     async def _monitor(self, stream: faust.StreamT) -> None:
         stream = stream.noack()
-        async for events in greedy_batches(stream, self.service.settings.batch_max, 0.0):
+        async for events in flushes(stream, self.settings):
             groups: dict[str, tuple[faust.EventT, list[dict[str, Any]]]] = {}
             anchors: dict[int, faust.EventT] = {}  # monitor partitions that got progress reports
             for event in events:

@@ -31,14 +31,14 @@ Sections:
   the first 40 events of each corpus (ours and the seed's), and per event (the 40 minus the start-up);
 - worker (--worker): one streaming worker on the embedded broker at a fixed produce rate (--rate), tenant
   monitoring on (as shipped) and off: CPU per event of the worker's event loop, its judge process and the
-  broker, gross and net of their idle CPU, beside `check` on the same events.
+  broker, gross and net of their idle CPU, beside `check` on the same events; and the records the worker
+  wrote per event to each of its topics and changelogs (counted from the broker, so they do not move with the load).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import signal
 import statistics
 import subprocess
@@ -48,7 +48,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 from types import FrameType
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import orjson
 
@@ -301,6 +301,29 @@ def instructions(command: Sequence[str], workdir: Path) -> int:
 
 
 IDLE_S = 10.0  # seconds of no traffic over which each process's idle CPU (polls, heartbeats, timers) is read
+# After the run, before the records written are counted: the monitor's flush (monitor.flush_ms) and the
+# changelog writes that follow it land within this.
+WRITES_SETTLE_S = 3.0
+
+
+async def topic_records(bootstrap: str, prefix: str) -> dict[str, int]:
+    """Records written so far to each topic whose name starts with `prefix` (its end offsets, all partitions),
+    by the rest of its name: what the worker sent, changelogs included, which does not depend on the load."""
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka.structs import TopicPartition
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    await consumer.start()
+    try:
+        topics = [t for t in await consumer.topics() if t.startswith(prefix)]
+        ends = await consumer.end_offsets([TopicPartition(t, p) for t in topics
+                                           for p in consumer.partitions_for_topic(t) or ()])
+    finally:
+        await consumer.stop()
+    out: dict[str, int] = defaultdict(int)
+    for tp, end in ends.items():
+        out[tp.topic[len(prefix):].lstrip(".-")] += end
+    return dict(out)
 
 
 def worker_profile(lines: list[bytes], ner: str, rate: float, workdir: Path, monitor: bool) -> dict[str, Any]:
@@ -324,12 +347,17 @@ def worker_profile(lines: list[bytes], ner: str, rate: float, workdir: Path, mon
             idle_before, idle_started = st.cpu_by_role(cluster, broker.pid), time.monotonic()
             time.sleep(IDLE_S)
             idle_after, idle_s = st.cpu_by_role(cluster, broker.pid), time.monotonic() - idle_started
+            written_before = asyncio.run(topic_records(broker.bootstrap, cluster.prefix))
             before, started = st.cpu_by_role(cluster, broker.pid), time.monotonic()
             run = asyncio.run(st._send_stamped(cluster.settings, lines, rate))
             after, elapsed = st.cpu_by_role(cluster, broker.pid), time.monotonic() - started
+            time.sleep(WRITES_SETTLE_S)
+            written_after = asyncio.run(topic_records(broker.bootstrap, cluster.prefix))
         finally:
             cluster.stop()
     n = len(lines)
+    written = {topic: round((count - written_before.get(topic, 0)) / n, 3) for topic, count in
+               sorted(written_after.items()) if count > written_before.get(topic, 0)}
     idle = {role: (idle_after[role] - idle_before[role]) / idle_s for role in before}
     gross = {role: round((after[role] - before[role]) * 1000 / n, 3) for role in before}
     net = {role: round(max(0.0, after[role] - before[role] - idle[role] * elapsed) * 1000 / n, 3) for role in before}
@@ -340,7 +368,8 @@ def worker_profile(lines: list[bytes], ner: str, rate: float, workdir: Path, mon
             "idle_cpu_ms_per_s": {role: round(v * 1000, 2) for role, v in idle.items()},
             "cpu_ms_per_event_gross": gross, "cpu_ms_per_event_net": net, "check_ms_per_event": check_ms,
             "worker_plus_judge_vs_check": round(guard_net / check_ms, 2),
-            "with_broker_vs_check": round((guard_net + net["broker"]) / check_ms, 2)}
+            "with_broker_vs_check": round((guard_net + net["broker"]) / check_ms, 2),
+            "records_per_event": written}
 
 
 # --- the report ------------------------------------------------------------------------------------------------
@@ -382,7 +411,8 @@ def markdown(result: dict[str, Any]) -> str:
                    f"{w['worker_plus_judge_vs_check']}x check's {w['check_ms_per_event']} ms/event; broker "
                    f"{net['broker']} ({w['with_broker_vs_check']}x with it). Gross: worker {gross['workers']}, judge "
                    f"{gross['judges']}, broker {gross['broker']}; idle ms of CPU per s: {w['idle_cpu_ms_per_s']}; "
-                   f"e2e p50 {w['e2e_p50_ms']} ms, p99 {w['e2e_p99_ms']} ms")
+                   f"e2e p50 {w['e2e_p50_ms']} ms, p99 {w['e2e_p99_ms']} ms; records written per event: "
+                   f"{w.get('records_per_event')}")
     return "\n".join(out)
 
 

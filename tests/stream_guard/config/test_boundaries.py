@@ -120,6 +120,7 @@ ROWS: dict[str, tuple[list[Any], list[Any]] | tuple[list[Any], list[Any], dict[s
     "monitor.retention_days": ([37, 3660], [6, 3661, "long"]),
     "monitor.lateness_minutes": ([0, 10_080], [-0.1, 10_080.5, "late"]),
     "monitor.max_future_minutes": ([0, 10_080], [-0.1, 10_080.5]),
+    "monitor.flush_ms": ints(0, 60_000),
     "monitor.review_sample_size": ints(0, 10_000),
     "monitor.review_salt": (["", "pepper"], [5]),
     "monitor.review_max_context_chars": ints(0, 1_000_000),
