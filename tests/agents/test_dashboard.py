@@ -26,7 +26,7 @@ from typing import Any, Iterator
 
 import orjson
 import pytest
-from streamkit import Names, Worker, read_json
+from streamkit import Names, Worker
 
 from stream_guard.agents.clients import start_producer
 from stream_guard.agents.topics import ensure_topics, key_partition

@@ -90,8 +90,6 @@ from faust.tables.base import Collection  # noqa: E402
 from faust.transport.drivers import aiokafka as faust_aiokafka  # noqa: E402
 from faust.web import drivers as web_drivers  # noqa: E402
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from stream_guard.agents.faust_adapter import SUPPORTED_FAUST, UnsupportedFaust, check_faust_version  # noqa: E402
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]

@@ -31,7 +31,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any, Iterator
 
 import orjson

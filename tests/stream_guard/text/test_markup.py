@@ -4,7 +4,6 @@ sentence, and rewriting by plain span with the structure kept. The plain text is
 
 from __future__ import annotations
 
-import re
 import time
 
 import pytest
