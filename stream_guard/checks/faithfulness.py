@@ -48,7 +48,7 @@ from stream_guard.checks.record_claims import (
     field_conflicts,
     schema_stems,
     TimeConflict,
-    time_conflict_details,
+    time_conflicts,
     unstated_fields,
 )
 from stream_guard.checks.dates import DateMention, context_dates, stated_by, stated_dates
@@ -386,7 +386,7 @@ def ground_claim(
     unstated: tuple[str, ...] = ()
     if inspection.records:
         conflicts = tuple(field_conflicts(claim.text, inspection.records))
-        wrong_times = tuple(time_conflict_details(claim.text, inspection.records))
+        wrong_times = tuple(time_conflicts(claim.text, inspection.records))
         wrong_days = tuple(day_conflicts(claim.text, inspection.records))
         unstated = tuple(unstated_fields(claim.text, inspection.records))
     grounded = (

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from stream_guard.text.records import _DAYS, _RECORD_CACHE, Field, Record, key_words
+from stream_guard.text.records import _DAYS, _RECORD_CACHE, Field, Record, clock24, key_words
 from stream_guard.text.schedule import CLOSED_RE, days_named, schedule_parts
 from stream_guard.text.words import close_compounds, stem
 
@@ -383,17 +383,6 @@ def day_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[str]:
     return sorted(days_named(claim) - known, key=_DAYS.index)
 
 
-def time_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[int]:
-    """Times the claim states that the records' hours do not have (open or close); [] without hours.
-
-    A time is compared with the hours of the days it is said of, where the claim names them in the same
-    part ("open Tuesday to Thursday from 11 am to 9 pm": wrong when none of those days opens or closes at
-    either time), else with every opening and closing time of the week. Wrong for one of the days named is
-    not enough: "4 pm to 9 pm every day" is how a faithful answer sums up a week that closes at 10 pm on
-    Fridays, and RAGTruth's annotators accept it."""
-    return [t.minutes for t in time_conflict_details(claim, records)]
-
-
 @dataclass(frozen=True)
 class TimeConflict:
     """A time a claim states, as written, that the records' hours do not have, and the records' opening or
@@ -404,13 +393,20 @@ class TimeConflict:
     nearest: int
 
     def describe(self) -> str:
-        return (f"'{self.written}' ({_clock(self.minutes)}) matches no opening or closing time in the record, which "
-                f"gives {_clock(self.nearest)} ('{written_like(self.written, self.nearest)}')")
+        return (f"'{self.written}' ({clock24(self.minutes)}) matches no opening or closing time in the record, which "
+                f"gives {clock24(self.nearest)} ('{written_like(self.written, self.nearest)}')")
 
 
-def time_conflict_details(claim: str, records: tuple[Record | None, ...]) -> list[TimeConflict]:
-    """`time_conflicts` with each time as the claim writes it and the nearest time the records give (on the
-    days the claim names, when it is wrong for those days)."""
+def time_conflicts(claim: str, records: tuple[Record | None, ...]) -> list[TimeConflict]:
+    """Times the claim states that the records' hours do not have (open or close), each as the claim writes it
+    with the nearest time the records give (on the days the claim names, when it is wrong for those days); []
+    without hours.
+
+    A time is compared with the hours of the days it is said of, where the claim names them in the same
+    part ("open Tuesday to Thursday from 11 am to 9 pm": wrong when none of those days opens or closes at
+    either time), else with every opening and closing time of the week. Wrong for one of the days named is
+    not enough: "4 pm to 9 pm every day" is how a faithful answer sums up a week that closes at 10 pm on
+    Fridays, and RAGTruth's annotators accept it."""
     known = frozenset().union(*(r.times for r in records if r is not None)) if records else frozenset()
     if not known:
         return []
@@ -433,10 +429,6 @@ def _conflict(written: str, minutes: int, known: frozenset[int]) -> TimeConflict
     return TimeConflict(written, minutes, min(known, key=lambda k: (abs(k - minutes), k)) if known else minutes)
 
 
-def _clock(minutes: int) -> str:
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
-
-
 _MERIDIEM_RE = re.compile(r"\s?([ap])(\.?)([mM])\.?", re.IGNORECASE)
 
 
@@ -445,7 +437,7 @@ def written_like(example: str, minutes: int) -> str:
     "18:00"), so a finding names the record's value the way the answer writes its own."""
     m = _MERIDIEM_RE.search(example)
     if m is None:
-        return _clock(minutes)
+        return clock24(minutes)
     hour, minute = divmod(minutes % 1440, 60)
     letter = ("p" if hour >= 12 else "a")
     letter = letter.upper() if m.group(1).isupper() else letter

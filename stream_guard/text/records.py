@@ -151,6 +151,11 @@ def _clean_string(value: str) -> str:
     return (m.group(1) if m else value).strip()
 
 
+def clock24(minutes: int) -> str:
+    """Minutes after midnight as a 24-hour clock time: 960 -> "16:00"."""
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
 def _clock(hour: int, minute: int) -> str:
     """24-hour clock time in words people write: 16:00 -> 4 pm, 12:30 -> 12:30 pm, 0:00 -> midnight."""
     if hour in (0, 24) and minute == 0:
@@ -216,7 +221,7 @@ def _render_value(value: bool | float | str) -> str:
     if hours is not None:
         (a, b) = hours
         return (
-            f"{a // 60:02d}:{a % 60:02d} to {b // 60:02d}:{b % 60:02d}, "
+            f"{clock24(a)} to {clock24(b)}, "
             f"{_clock(a // 60, a % 60)} to {_clock(b // 60, b % 60)}"
         )
     return value

@@ -13,7 +13,6 @@ from stream_guard.text.schedule import clock_minutes, days_named
 from stream_guard.checks.record_claims import (
     day_conflicts,
     field_conflicts,
-    time_conflict_details,
     time_conflicts,
     written_like,
     unstated_fields,
@@ -35,6 +34,11 @@ def record():
     r = read_record(RECORD)
     assert r is not None
     return r
+
+
+def _minutes(claim: str, records) -> list[int]:
+    """The times (minutes after midnight) `time_conflicts` finds wrong in `claim`."""
+    return [t.minutes for t in time_conflicts(claim, records)]
 
 
 @pytest.mark.parametrize("key, words", [("RestaurantsTakeOut", ["restaurants", "take", "out"]), ("WiFi", ["wifi"]),
@@ -93,8 +97,8 @@ def test_hours_and_days():
     assert read_hours("16:0-21:0") == (960, 1260)
     assert clock_minutes("open from 4 PM to 9 or 10:30 pm, closing at midnight") == [960, 1260, 1350, 0]
     r = (record(),)
-    assert time_conflicts("It is open from 4 PM to 9 PM.", r) == []
-    assert time_conflicts("It is open until 11 pm.", r) == [1380]
+    assert _minutes("It is open from 4 PM to 9 PM.", r) == []
+    assert _minutes("It is open until 11 pm.", r) == [1380]
     assert sorted(days_named("open Friday through Monday")) == ["friday", "monday", "saturday", "sunday"]
     assert day_conflicts("It is open every day.", r) == ["tuesday", "wednesday", "thursday", "saturday", "sunday"]
     assert day_conflicts("It is closed on Tuesdays.", r) == []
@@ -150,22 +154,22 @@ def test_zero_hours_open_no_day():
 def test_times_are_read_against_the_days_they_are_said_of():
     r = week()
     # 9 pm is Friday's closing time only: said of Saturday and Sunday, it is wrong.
-    assert time_conflicts("It is open from 11 am to 9 pm on Saturday and Sunday.", r) == [1260]
-    assert time_conflicts("It is open from 11 am to 9 pm on Friday.", r) == []
+    assert _minutes("It is open from 11 am to 9 pm on Saturday and Sunday.", r) == [1260]
+    assert _minutes("It is open from 11 am to 9 pm on Friday.", r) == []
     # A part naming only days takes the times of the part before it.
-    assert time_conflicts("Hours are 11 am to 7 pm from Tuesday to Thursday, and Saturday to Sunday.", r) == [1140]
+    assert _minutes("Hours are 11 am to 7 pm from Tuesday to Thursday, and Saturday to Sunday.", r) == [1140]
     # Said of a whole week, a time that some day has is how faithful answers sum up varying hours.
-    assert time_conflicts("It is open every day from 11 am to 8 pm.", r) == []
-    assert time_conflicts("It closes at 11 pm.", r) == [1380]
+    assert _minutes("It is open every day from 11 am to 8 pm.", r) == []
+    assert _minutes("It closes at 11 pm.", r) == [1380]
 
 
 def test_a_wrong_time_is_named_with_the_records_nearest_in_the_answers_style():
     r = week()
-    (late,) = time_conflict_details("It closes at 11 pm.", (record(),))
+    (late,) = time_conflicts("It closes at 11 pm.", (record(),))
     assert (late.written, late.minutes, late.nearest) == ("11 pm", 1380, 1350)
     assert "'11 pm'" in late.describe() and "'10:30 pm'" in late.describe()
     # Wrong for the days it is said of: the nearest time of those days, not the same time on another day.
-    (weekend,) = time_conflict_details("It is open from 11 am to 9 pm on Saturday and Sunday.", r)
+    (weekend,) = time_conflicts("It is open from 11 am to 9 pm on Saturday and Sunday.", r)
     assert weekend.minutes == 1260 and weekend.nearest != 1260
     assert written_like("7 PM", 1020) == "5 PM" and written_like("9:00am", 660) == "11:00am"
     assert written_like("16:00", 1080) == "18:00" and written_like("7 p.m.", 1050) == "5:30 p.m."
