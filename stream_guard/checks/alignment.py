@@ -312,17 +312,19 @@ def value_conflicts(
     describe: Callable[[_V, _V], str] | None = None,
     minimum: int = 2,
     read_source: Callable[[str], Sequence[_V]] | None = None,
+    reader: str = "",
 ) -> list[Finding]:
     """For each value `read` finds in an answer sentence (the first MAX_VALUES_PER_SENTENCE), the source sentence
     that restates that sentence (not counting the `exclude` words) and states a value that disagrees with it,
     when none aligned as well agrees: a `kind` contradiction naming both values as written. `agrees(ours,
     theirs)` is None for a source value about something else. `read_source` reads the source sentences when a
-    source's wording states more values than an answer's does (default `read`)."""
+    source's wording states more values than an answer's does (default `read`). `reader` tells apart two
+    readers that report one `kind` (their findings are memoised per sentence under kind and reader)."""
     read_theirs = read_source or read
     def conflicts(sentence: AnswerSentence) -> list[Finding]:
         found: list[Finding] = []
         for ours in read(sentence.text)[:MAX_VALUES_PER_SENTENCE]:
-            candidates = restating(view, sentence, exclude(ours), minimum)
+            candidates = restating(view, _subject_sentence(view, sentence, exclude(ours)), exclude(ours), minimum)
             hit = first_disagreeing(candidates, lambda i: read_theirs(view.sentence(i).text), lambda theirs: agrees(ours, theirs))
             if hit is None:
                 continue
@@ -336,5 +338,25 @@ def value_conflicts(
 
     findings: list[Finding] = []
     for sentence in view.answer:
-        findings += view.per_sentence(kind, (sentence.text,), lambda sentence=sentence: conflicts(sentence))
+        # A short sentence may take its subject from the one before it (_subject_sentence): that one is part of it.
+        key = (sentence.text, view.answer[sentence.index - 1].text) if _may_be_anaphoric(sentence) else (sentence.text,)
+        findings += view.per_sentence(kind + reader, key, lambda sentence=sentence: conflicts(sentence))
     return findings
+
+
+# An answer sentence of at most this many content stems can be one that states only a value of what the sentence
+# before it says ("Massage your scalp with warm oil. Do this up to once a week.").
+_ANAPHORIC_STEMS = 3
+
+
+def _may_be_anaphoric(sentence: AnswerSentence) -> bool:
+    return sentence.index > 0 and len(sentence.stems) <= _ANAPHORIC_STEMS
+
+
+def _subject_sentence(view: ContradictionView, sentence: AnswerSentence, exclude: frozenset[str]) -> AnswerSentence:
+    """The answer sentence whose words say what `sentence`'s value is of: itself, or, when it has no word but its
+    value ("Do this up to once a week.": "this" is the previous sentence's action), the sentence before it, whose
+    source sentence it restates."""
+    if _may_be_anaphoric(sentence) and not (sentence.stems - exclude):
+        return view.answer[sentence.index - 1]
+    return sentence

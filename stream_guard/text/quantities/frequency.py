@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from stream_guard.text.quantities.bounds import bound_before
-from stream_guard.text.words import mentions
+from stream_guard.text.words import mentions, stem
 
 _COUNT = {"once": 1, "twice": 2, "thrice": 3, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
           "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}  # fmt: skip
@@ -111,3 +111,42 @@ def _read(m: re.Match[str]) -> tuple[float, float] | None:
     period = m.group("p") or _ADVERB[m.group("adv").lower()]
     low, high = _PERIOD_DAYS[period.lower()]
     return n / high, n / low
+
+
+@dataclass(frozen=True)
+class PeriodAdjective:
+    """An adverb of period used as an adjective on a noun ("a daily serving", "the weekly meeting"), as written at
+    [start, end). It names the period the noun recurs in, not a count: "a daily dose" is the dose of one day, which
+    may be taken twice daily, so it is compared only with another period adjective on the same noun."""
+
+    text: str
+    start: int
+    end: int
+    period: str  # "day", "week", ... (_PERIOD_DAYS keys)
+    noun: str  # the stem of the noun it qualifies
+
+    def agrees(self, other: "PeriodAdjective") -> bool | None:
+        """None for another noun (says nothing of ours); else whether the periods are the same."""
+        if self.noun != other.noun:
+            return None
+        return self.period == other.period
+
+
+# A determiner, the adjective written in lower case (a capital is a name: "The Daily Telegraph", "Weekly World
+# News") and the noun it qualifies ("a daily serving", "your weekly diet", "the monthly fee").
+_PERIOD_ADJECTIVE_RE = re.compile(
+    r"\b(?i:a|an|one|the|this|that|each|every|your|their|his|her|its|our|my)\s++"
+    r"(?P<adj>hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annual)\s++(?P<noun>[a-z][a-z-]+)\b"
+)
+_ADJECTIVE_PERIOD = {**_ADVERB, "annual": "year"}
+_ADJECTIVE_NEEDLES = tuple(_ADJECTIVE_PERIOD)  # "annual" is no needle of a frequency
+
+
+def period_adjectives(text: str) -> list[PeriodAdjective]:
+    """The period adjectives of `text` on their nouns, in order ("a weekly serving": week, serv)."""
+    if not text or not mentions(text, _ADJECTIVE_NEEDLES):
+        return []
+    return [
+        PeriodAdjective(m.group(), m.start(), m.end(), _ADJECTIVE_PERIOD[m.group("adj")], stem(m.group("noun")))
+        for m in _PERIOD_ADJECTIVE_RE.finditer(text)
+    ]
