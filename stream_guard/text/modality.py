@@ -5,7 +5,8 @@ required to" / "has to" / "needs to" / "is obliged to" require; "may" / "can" / 
 to" / "is entitled to" permit; "does not have to" / "need not" / "is not required to" leave it optional (which
 contradicts only a requirement). "will not" is a statement about the future, not a prohibition. Each reading keeps the action it governs (the stem of the first content word
 after the modal: "may *terminate*", "shall not *exceed*"), so two sentences are compared only about one action.
-"may" before "be" with no action of its own ("may be subject to") is a possibility, not a permission."""
+"may" before "be" with no action of its own ("may be subject to") is a possibility, not a permission. A bracketed
+"(optional)" or "(required)" after an item is its force, the item its action ("sili (optional)")."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ class Modality:
 
 
 _NEEDLES = ("may", "must", "shall", "can", "need", "have to", "has to", "required", "allowed", "permitted",
-            "prohibited", "forbidden", "barred", "obliged", "obligated", "entitled", "free to", "optional", "shan't")
+            "prohibited", "forbidden", "barred", "obliged", "obligated", "entitled", "free to", "optional", "shan't", "mandatory")
 
 
 def modalities(text: str) -> list[Modality]:
@@ -79,7 +80,25 @@ def _modalities(text: str) -> tuple[Modality, ...]:
             continue  # "may be subject to", "may need to", "may have to": a possibility
         said_under = condition if found is not None and found.start() < m.start() else frozenset()
         out.append(Modality(text[m.start() : end], m.start(), end, force, action, said_under))
+    if "(" in text:
+        out = sorted(out + _markers(text), key=lambda found: found.start)
     return out
+
+
+# A bracketed label after an item marks it required or optional, as a form or a recipe writes it: "kangkong and sili
+# (optional)", "sili (for spice - optional)", "phone number (required)". The item is the word before the bracket.
+_MARKER_RE = regex_cache.compile(
+    r"(?P<item>[A-Za-z][A-Za-z'’-]*)\s*+\((?:[^()]{0,40}?[\s-])?(?P<force>optional|required|mandatory)\s*+\)",
+    re.IGNORECASE,
+)
+
+
+def _markers(text: str) -> list[Modality]:
+    return [
+        Modality(text[m.start() : m.end()], m.start(), m.end(),
+                 OPTIONAL if m.group("force").lower() == "optional" else REQUIRED, stem(m.group("item").lower()))
+        for m in _MARKER_RE.finditer(text) if m.group("item").lower() not in STOP_WORDS
+    ]
 
 
 def _condition_stems(text: str, found: re.Match[str]) -> frozenset[str]:

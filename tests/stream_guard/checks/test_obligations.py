@@ -40,3 +40,13 @@ def test_the_same_condition_is_compared() -> None:
     assert found(source, "If you are not a degree-seeking student, you may include the scholarship as taxable income.") == [
         ("obligation", "may include", "must include")]
     assert found(source, "If you are a new student at a community college, you may include the scholarship as income.") == []
+
+
+def test_a_bracketed_optional_or_required_is_the_item_s_force() -> None:
+    # A recipe or a form marks an item "(optional)" or "(required)": the answer that turns one into the other
+    # contradicts it; the same mark, or a mark on another item, does not.
+    recipe = "Add the string beans, kangkong and sili (for spice - optional). Let boil for 2 minutes."
+    assert found(recipe, "Add the string beans, kangkong, and sili (required).") == [
+        ("obligation", "sili (required)", "sili (for spice - optional)")]
+    assert found(recipe, "Add the string beans, kangkong, and sili (optional).") == []
+    assert found(recipe, "Add the string beans (required), kangkong and sili.") == []

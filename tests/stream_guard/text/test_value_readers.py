@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_guard.text.exceptions import EXCLUDED, INCLUDED, scopes
-from stream_guard.text.quantities.frequency import frequencies
-from stream_guard.text.modality import FORBIDDEN, PERMITTED, REQUIRED, modalities
+from stream_guard.text.quantities.frequency import frequencies, period_adjectives
+from stream_guard.text.modality import FORBIDDEN, OPTIONAL, PERMITTED, REQUIRED, modalities
 from stream_guard.text.names import variants
 from stream_guard.text.quantities import bears_out, extract_quantities, same_value
 from stream_guard.text.schedule import clock_minutes, closed_days, day_spans, schedule_parts, time_zones
@@ -55,6 +55,24 @@ def test_frequencies_compare_as_events_per_day(a: str, b: str, agree: bool) -> N
 
 def test_a_daily_newsletter_is_no_frequency() -> None:
     assert frequencies("Subscribe to the daily newsletter.") == []
+
+
+def test_a_period_adjective_names_its_period_and_noun() -> None:
+    # "the daily newsletter" is no frequency, but it names the period the newsletter recurs in; a capital is a
+    # title ("The Daily Telegraph") and an adverb after its verb ("open daily") qualifies no noun.
+    [daily] = period_adjectives("Subscribe to the daily newsletter.")
+    assert (daily.text, daily.period, daily.noun) == ("the daily newsletter", "day", "newslett")
+    [annual] = period_adjectives("An annual fee of $10 applies.")
+    assert (annual.period, annual.noun) == ("year", "fee")
+    assert period_adjectives("The Daily Telegraph reported it. The shop is open daily.") == []
+
+
+def test_a_bracketed_mark_is_the_force_of_the_item_before_it() -> None:
+    [optional] = modalities("Add kangkong and sili (for spice-optional).")
+    assert (optional.force, optional.action) == (OPTIONAL, "sili")
+    [required] = modalities("Phone number (Required)")
+    assert (required.force, required.action) == (REQUIRED, "number")
+    assert modalities("The (optional) fee is waived.") == []  # a bracket after a function word marks no item
 
 
 def test_a_price_per_period_is_no_frequency() -> None:
@@ -119,6 +137,7 @@ def test_a_limit_bears_out_only_itself_and_ranges_nest_the_right_way() -> None:
 
 
 READERS: list[Callable[[str], object]] = [clock_minutes, day_spans, time_zones, schedule_parts, closed_days, frequencies,
+                                          period_adjectives,
                                           modalities, scopes, extract_quantities]
 _ATOMS = ("9", "am", " pm", ":", "30", "Mon", "-", "Fri", " to ", "every ", "twice ", "daily", "may ", "not ", "shall ",
           "except ", "including ", "up to ", "at least ", "(", ")", "thirty", " days", "$", ",", ".", " ", "\n", "ET")
