@@ -87,3 +87,28 @@ def test_arbitrary_text_never_crashes_and_stays_bounded(text: str) -> None:
                 max_size=10).map("".join) | st.text(max_size=40))
 def test_the_month_gate_normalises_as_the_pattern_alone_did(text: str) -> None:
     assert confidence._normalize(text) == confidence._MONTH_MAY_RE.sub("_", text.lower().replace("’", "'"))
+
+
+def _ungated(text: str) -> tuple[list[str], list[str]]:
+    """marker_counts without its word gate: both alternations run over every text."""
+    folded = confidence._normalize(text)
+    return ([m.group() for m in confidence._ASSERTIVE_RE.finditer(folded)],
+            [m.group() for m in confidence._HEDGING_RE.finditer(folded)])
+
+
+_PIECES = [*confidence.ASSERTIVE_MARKERS, *confidence.HEDGING_MARKERS, *(m.upper() for m in confidence.ASSERTIVE_MARKERS),
+           "no  doubt", "in\nfact", "rest\tassured", "i’m not sure", "100 %", "mayor", "factor", "measure",
+           "un", "x", "'", "’", " ", "\n", ".", "%", "1", "May 5"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join) | st.lists(st.sampled_from(_PIECES), max_size=8).map(" ".join)
+       | st.text(max_size=60))
+def test_the_word_gate_finds_what_the_alternations_alone_found(text: str) -> None:
+    assert confidence.marker_counts(text) == _ungated(text)
+
+
+def test_every_marker_holds_a_gate_word_and_the_gate_skips_plain_text() -> None:
+    for markers, gate in ((confidence.ASSERTIVE_MARKERS, confidence._ASSERTIVE_GATE),
+                          (confidence.HEDGING_MARKERS, confidence._HEDGING_GATE)):
+        assert all(any(word in marker for word in gate) for marker in markers)
+    assert not any(word in "the store opens at nine and closes at five." for word in confidence._ASSERTIVE_GATE)
