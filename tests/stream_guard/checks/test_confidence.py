@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -87,3 +89,37 @@ def test_arbitrary_text_never_crashes_and_stays_bounded(text: str) -> None:
                 max_size=10).map("".join) | st.text(max_size=40))
 def test_the_month_gate_normalises_as_the_pattern_alone_did(text: str) -> None:
     assert confidence._normalize(text) == confidence._MONTH_MAY_RE.sub("_", text.lower().replace("’", "'"))
+
+
+def _plain_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
+    """The markers as one plain alternation, longest first: what the grouped pattern must find."""
+    alternatives = "|".join(re.escape(m).replace(r"\ ", r"\s+") for m in sorted(markers, key=len, reverse=True))
+    return re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])")
+
+
+_PLAIN_ASSERTIVE = _plain_pattern(confidence.ASSERTIVE_MARKERS)
+_PLAIN_HEDGING = _plain_pattern(confidence.HEDGING_MARKERS)
+
+
+def _ungated(text: str) -> tuple[list[str], list[str]]:
+    """marker_counts without its word gate and its grouping: both plain alternations run over every text."""
+    folded = confidence._normalize(text)
+    return ([m.group() for m in _PLAIN_ASSERTIVE.finditer(folded)], [m.group() for m in _PLAIN_HEDGING.finditer(folded)])
+
+
+_PIECES = [*confidence.ASSERTIVE_MARKERS, *confidence.HEDGING_MARKERS, *(m.upper() for m in confidence.ASSERTIVE_MARKERS),
+           "no  doubt", "in\nfact", "rest\tassured", "i’m not sure", "100 %", "mayor", "factor", "measure",
+           "un", "x", "'", "’", " ", "\n", ".", "%", "1", "May 5"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join) | st.lists(st.sampled_from(_PIECES), max_size=8).map(" ".join)
+       | st.text(max_size=60))
+def test_the_gated_grouped_patterns_find_what_the_plain_alternations_found(text: str) -> None:
+    assert confidence.marker_counts(text) == _ungated(text)
+
+
+def test_every_marker_holds_a_gate_word_and_the_gate_skips_plain_text() -> None:
+    for markers, gate in ((confidence.ASSERTIVE_MARKERS, confidence._ASSERTIVE_GATE),
+                          (confidence.HEDGING_MARKERS, confidence._HEDGING_GATE)):
+        assert all(any(word in marker for word in gate) for marker in markers)
+    assert not any(word in "the store opens at nine and closes at five." for word in confidence._ASSERTIVE_GATE)
