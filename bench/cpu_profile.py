@@ -29,7 +29,7 @@ Sections:
   ...), CPU ms per event;
 - instructions (--instructions): callgrind totals of `check /dev/null`, of one event that needs NER and of
   the first 40 events of each corpus (ours and the seed's), and per event (the 40 minus the start-up);
-- worker (--worker): one streaming worker on the embedded broker at a fixed produce rate (--rate), tenant
+- worker (--worker): one streaming worker on the embedded broker at a fixed produce rate (--rate, or each of --rates), tenant
   monitoring on (as shipped) and off: CPU per event of the worker's event loop, its judge process and the
   broker, gross and net of their idle CPU, beside `check` on the same events; and the records the worker
   wrote per event to each of its topics and changelogs (counted from the broker, so they do not move with the load).
@@ -427,6 +427,9 @@ def main() -> int:
     parser.add_argument("--instructions", action="store_true", help="callgrind counts too (a few minutes)")
     parser.add_argument("--worker", action="store_true", help="the streaming worker too (a few minutes)")
     parser.add_argument("--rate", type=float, default=50.0, help="the worker's fixed produce rate, events/s")
+    parser.add_argument("--rates", type=float, nargs="+", metavar="RATE",
+                        help="several produce rates, each measured with monitoring on and off (instead of --rate): "
+                             "at 50/s every batch is one event; at peak load batches form, and that sizes a deployment")
     parser.add_argument("--worker-events", type=int, default=1000)
     parser.add_argument("--only", choices=("worker", "instructions"), help="just this section (with the start-up section)")
     parser.add_argument("--label", default="current", help="stored under this name in bench/results/cpu_profile.json")
@@ -507,9 +510,12 @@ def main() -> int:
             lines = [orjson.dumps({"event_id": f"ev-{i}", "tenant": "bench", "question": row.get("question") or "",
                                    "context": row["context"], "answer": row["answer"]})
                      for i, row in ((i, rows[i % len(rows)]) for i in range(args.worker_events))]
+            rates = args.rates or [args.rate]
+            # Keyed as before for the one-rate run, so that earlier labels stay comparable.
             result["worker"] = {
-                f"worker, monitoring {'on' if monitor else 'off'}": worker_profile(lines, args.ner, args.rate, tmp, monitor)
-                for monitor in (True, False)}
+                f"worker, monitoring {'on' if monitor else 'off'}" + ("" if len(rates) == 1 else f", {rate:g}/s"):
+                    worker_profile(lines, args.ner, rate, tmp, monitor)
+                for rate in rates for monitor in (True, False)}
     print(markdown(result))
     print("wrote", store_run("cpu_profile", args.label, result))
     return 0
