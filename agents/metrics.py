@@ -217,46 +217,12 @@ def _rocksdb_memory(memory: Any) -> Iterator[Metric]:
 
 
 class GuardMonitor(Monitor):  # type: ignore[misc]
-    """Faust's Monitor (the sensor every app has), counting rebalances and failed assignments into the worker's
-    metrics as well.
-
-    Its per-message figures (messages and events in and out, their run times, table reads and writes, sends) are
-    kept only for Faust's own web views, which the worker never serves (agents/faust_adapter.py), and our
-    /metrics counts what it needs itself. Faust calls these hooks several times for every event (each input
-    message, each send, each table read and write, through its sensor delegate), so they do nothing here: at 50
-    events/s every batch is one event and every per-message cost is a per-event cost (issue 16). Rebalances,
-    assignments, commits and offsets are still recorded as Faust's Monitor records them."""
+    """Faust's Monitor (the sensor every app has; it keeps the figures Faust's own views show), counting
+    rebalances and failed assignments into the worker's metrics as well."""
 
     def __init__(self, metrics: WorkerMetrics, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._guard_metrics = metrics
-
-    def on_message_in(self, tp: Any, offset: int, message: Any) -> None:
-        return None
-
-    def on_stream_event_in(self, tp: Any, offset: int, stream: Any, event: Any) -> None:
-        return None  # no state: on_stream_event_out then has nothing to time
-
-    def on_stream_event_out(self, tp: Any, offset: int, stream: Any, event: Any, state: Any = None) -> None:
-        return None
-
-    def on_message_out(self, tp: Any, offset: int, message: Any) -> None:
-        return None
-
-    def on_table_get(self, table: Any, key: Any) -> None:
-        return None
-
-    def on_table_set(self, table: Any, key: Any, value: Any) -> None:
-        return None
-
-    def on_table_del(self, table: Any, key: Any) -> None:
-        return None
-
-    def on_send_initiated(self, producer: Any, topic: str, message: Any, keysize: int, valsize: int) -> None:
-        return None  # our send failures are counted per topic where we send (agents/app.py: send)
-
-    def on_send_completed(self, producer: Any, state: Any, metadata: Any) -> None:
-        return None
 
     def on_rebalance_start(self, app: Any) -> dict[str, Any]:
         self._guard_metrics.rebalances.inc()
