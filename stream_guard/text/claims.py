@@ -94,6 +94,20 @@ _NON_CLAIM_RE = regex_cache.compile(
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
+# Courtesies that close an answer ("Enjoy!", "Have fun with it!", "Good luck!", "That's it!"): wished to the reader,
+# they state nothing a source could bear out or contradict. Only the whole sentence: "Enjoy the beaches of Maui,
+# the best in Hawaii" goes on to claim something, and stays a claim.
+_COURTESY_RE = regex_cache.compile(
+    r"""\s*+(?:(?:and|so|also|lastly|finally|above\s++all)\s*+,?\s*+)?(?:of\s++course\s*+,?\s*+)?(?:
+        (?:please\s++)?(?:(?:do\s++not|don't|don’t)\s++forget\s++to\s++|(?:it's|it’s|it\s++is)\s++(?:also\s++)?important\s++to\s++)?
+        (?:have\s++fun|enjoy|good\s++luck|happy\s++[a-z]++(?<=ing)|bon\s++app[eé]tit|cheers|stay\s++safe|take\s++care)
+        (?:\s++(?:with\s++)?(?:it|them|this|yourself|yourselves|the\s++[a-z]++|your\s++(?:[a-z]++\s++)?[a-z]++))?
+        (?:\s++and\s++enjoy(?:\s++(?:it|them|the\s++[a-z]++|your\s++[a-z]++))?)?
+        |that(?:'s|’s|\s++is)\s++(?:it|all)
+    )\s*+[.!]*+\s*+""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_COURTESY_WORDS = ("fun", "enjoy", "luck", "happy", "bon", "cheers", "safe", "care", "that")
 # "..., so the question is unable to answer" anywhere in a line: its own pattern, searched only in a line that
 # holds "unable" or "answered" (may_match), as `.*` makes it read the whole line.
 _UNANSWERABLE_RE = regex_cache.compile(
@@ -195,6 +209,18 @@ def drop_declines(sentence: str) -> str:
     return text[:1].upper() + text[1:] if text else ""
 
 
+# "It's important to note that X", "Please note that X", "Keep in mind that X": the answer pointing at X, which is the
+# claim; the pointing words ("important", "worth", "noting", "keep in mind") are about the answer, not the world.
+_NOTE_PREFACE_RE = regex_cache.compile(
+    r"""^\s*+(?:(?:however|but|also|additionally|finally|lastly|so|overall)\s*+,?\s*+)?(?:
+        (?:it's|it’s|it\s++is)\s++(?:also\s++|always\s++)?(?:important|worth|crucial|essential|useful|helpful)\s++
+          (?:to\s++(?:note|mention|remember|know|point\s++out|keep\s++in\s++mind|bear\s++in\s++mind)|noting|mentioning)
+        |(?:please\s++)?(?:note|remember|keep\s++in\s++mind|bear\s++in\s++mind)
+        |(?:do\s++not|don't|don’t)\s++forget
+    )\s++that\s*+,?\s*+""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_NOTE_WORDS = ("note", "noting", "mention", "remember", "mind", "forget", "know", "point")
 _ENUMERATOR_ONLY_RE = regex_cache.compile(r"^\s*+(?:\(?\d{1,3}[.)]|[-*•#]++|step\s*+\d++[.:)]?|[a-z][.)])\s*+$", re.IGNORECASE)
 # Compound splits: "; " always a candidate, ", and" / ", but" / ", while" / ", whereas" when both sides are clauses.
 _COMPOUND_RE = regex_cache.compile(r";\s++|,\s++(?=(?:and|but|while|whereas|although|though)\s)", re.IGNORECASE)
@@ -333,12 +359,15 @@ def strip_meta(sentence: str) -> str:
     text = sentence.strip()
     # A suffix of `text` (what the prefix patterns leave) holds no source word when `text` holds none.
     sourced = may_match(text, _SOURCE_WORDS)
+    noted = False and may_match(text, _NOTE_WORDS)
     for _ in range(3):  # openers and prefaces stack: "Sure! Based on passage 2, ..."
         before = text
         text = _OPENER_RE.sub("", text, count=1)
         if sourced:
             text = _PREFACE_RE.sub("", text, count=1)
             text = _ATTRIBUTION_RE.sub("", text, count=1)
+        if noted:
+            text = _NOTE_PREFACE_RE.sub("", text, count=1)
         if text == before:
             break
     if sourced:
@@ -360,6 +389,8 @@ def is_claim_sentence(sentence: str) -> bool:
     if text.endswith("?") or text.endswith(":"):
         return False
     if _NON_CLAIM_RE.match(text) or _unanswerable(text) or not drop_declines(text):
+        return False
+    if may_match(text, _COURTESY_WORDS) and _COURTESY_RE.fullmatch(text) is not None:
         return False
     return True
 
