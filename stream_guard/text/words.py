@@ -28,6 +28,20 @@ STOP_WORDS: frozenset[str] = frozenset(
 )
 
 
+# A stop word contracted with its verb ("it's", "that's", "you're", "there'll") is still no content: "it is" is
+# two stop words, so "it's" is none either (the tokenizer keeps the apostrophe, so the split halves "s", "re" above
+# never meet these). Negated contractions ("don't") are negators, below.
+STOP_WORDS = STOP_WORDS | frozenset(
+    f"{word}'{ending}"
+    for word, endings in {
+        "it": "s ll d", "that": "s ll d", "there": "s re ll d", "here": "s", "what": "s re ll d", "who": "s re ll d ve",
+        "where": "s", "when": "s", "how": "s", "let": "s", "i": "m ve ll d", "you": "re ve ll d",
+        "we": "re ve ll d", "they": "re ve ll d", "he": "s ll d", "she": "s ll d",
+    }.items()
+    for ending in endings.split()
+)
+
+
 # Negators are not stop words for the checks that care about polarity; they are filtered
 # from content words only, so "not" never counts as grounding evidence.
 NEGATORS: frozenset[str] = frozenset(
