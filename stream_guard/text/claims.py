@@ -209,18 +209,6 @@ def drop_declines(sentence: str) -> str:
     return text[:1].upper() + text[1:] if text else ""
 
 
-# "It's important to note that X", "Please note that X", "Keep in mind that X": the answer pointing at X, which is the
-# claim; the pointing words ("important", "worth", "noting", "keep in mind") are about the answer, not the world.
-_NOTE_PREFACE_RE = regex_cache.compile(
-    r"""^\s*+(?:(?:however|but|also|additionally|finally|lastly|so|overall)\s*+,?\s*+)?(?:
-        (?:it's|it’s|it\s++is)\s++(?:also\s++|always\s++)?(?:important|worth|crucial|essential|useful|helpful)\s++
-          (?:to\s++(?:note|mention|remember|know|point\s++out|keep\s++in\s++mind|bear\s++in\s++mind)|noting|mentioning)
-        |(?:please\s++)?(?:note|remember|keep\s++in\s++mind|bear\s++in\s++mind)
-        |(?:do\s++not|don't|don’t)\s++forget
-    )\s++that\s*+,?\s*+""",
-    re.IGNORECASE | re.VERBOSE,
-)
-_NOTE_WORDS = ("note", "noting", "mention", "remember", "mind", "forget", "know", "point")
 _ENUMERATOR_ONLY_RE = regex_cache.compile(r"^\s*+(?:\(?\d{1,3}[.)]|[-*•#]++|step\s*+\d++[.:)]?|[a-z][.)])\s*+$", re.IGNORECASE)
 # Compound splits: "; " always a candidate, ", and" / ", but" / ", while" / ", whereas" when both sides are clauses.
 _COMPOUND_RE = regex_cache.compile(r";\s++|,\s++(?=(?:and|but|while|whereas|although|though)\s)", re.IGNORECASE)
@@ -359,15 +347,12 @@ def strip_meta(sentence: str) -> str:
     text = sentence.strip()
     # A suffix of `text` (what the prefix patterns leave) holds no source word when `text` holds none.
     sourced = may_match(text, _SOURCE_WORDS)
-    noted = False and may_match(text, _NOTE_WORDS)
     for _ in range(3):  # openers and prefaces stack: "Sure! Based on passage 2, ..."
         before = text
         text = _OPENER_RE.sub("", text, count=1)
         if sourced:
             text = _PREFACE_RE.sub("", text, count=1)
             text = _ATTRIBUTION_RE.sub("", text, count=1)
-        if noted:
-            text = _NOTE_PREFACE_RE.sub("", text, count=1)
         if text == before:
             break
     if sourced:

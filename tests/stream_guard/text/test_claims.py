@@ -178,7 +178,7 @@ _FRAGMENTS = [
     "Step", "paragraph", "states that", "mentions", "2", "13", "\u0663", " ", "  ", ",", ".", "(", ")", ":", "#",
     "and", "not", "No", "none", "neither", "NEVER", "n't", "do", "does", "unable", "fails", "cannot", "can't",
     "be", "to", "answer", "answered", "provide", "mention", "honey", "kills", "bacteria", "\u212a", "\u00e9t\u00e9",
-    "It's", "it is", "important to note", "worth noting", "that", "Please", "note", "keep in mind", "forget", "don't",
+    "It's", "it is", "important to", "that", "Please", "forget", "don't",
     "Enjoy", "have fun", "with it", "good luck", "That's", "it", "!", "Lastly", "of course",
     "So", "Sure!", "I", "we", "(doc 2)", "(see Chunk 3, 4)", "docs 1 and 2", "step 7", "Paragraphs 2-3",
     "passage 2 states that", "the provided text", "in the given information", "is unable to answer",
@@ -193,7 +193,6 @@ _GATES = [
     (claims_module._REFERENCE_WORDS, claims_module._REFERENCE_NUMBER_RE, "search"),
     (claims_module._NEGATION_WORDS, claims_module._NEGATION_RE, "search"),
     (claims_module._UNANSWERABLE_WORDS, claims_module._UNANSWERABLE_RE, "match"),
-    (claims_module._NOTE_WORDS, claims_module._NOTE_PREFACE_RE, "match"),
     (claims_module._COURTESY_WORDS, claims_module._COURTESY_RE, "fullmatch"),
 ]
 
@@ -215,7 +214,6 @@ def _strip_meta_ungated(sentence: str) -> str:
         text = c._OPENER_RE.sub("", text, count=1)
         text = c._PREFACE_RE.sub("", text, count=1)
         text = c._ATTRIBUTION_RE.sub("", text, count=1)
-        text = c._NOTE_PREFACE_RE.sub("", text, count=1)
         if text == before:
             break
     text = c._INLINE_META_RE.sub(" ", text)
