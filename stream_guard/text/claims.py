@@ -99,7 +99,8 @@ _NON_CLAIM_RE = regex_cache.compile(
 # the best in Hawaii" goes on to claim something, and stays a claim.
 _COURTESY_RE = regex_cache.compile(
     r"""\s*+(?:(?:and|so|also|lastly|finally|above\s++all)\s*+,?\s*+)?(?:of\s++course\s*+,?\s*+)?(?:
-        (?:please\s++)?(?:(?:do\s++not|don't|don’t)\s++forget\s++to\s++|(?:it's|it’s|it\s++is)\s++(?:also\s++)?important\s++to\s++)?
+        (?:please\s++)?(?:(?:do\s++not|don't|don’t)\s++forget\s++to\s++
+          |(?:it's|it’s|it\s++is)\s++(?:also\s++)?important\s++to\s++)?
         (?:have\s++fun|enjoy|good\s++luck|happy\s++[a-z]++(?<=ing)|bon\s++app[eé]tit|cheers|stay\s++safe|take\s++care)
         (?:\s++(?:with\s++)?(?:it|them|this|yourself|yourselves|the\s++[a-z]++|your\s++(?:[a-z]++\s++)?[a-z]++))?
         (?:\s++and\s++enjoy(?:\s++(?:it|them|the\s++[a-z]++|your\s++[a-z]++))?)?

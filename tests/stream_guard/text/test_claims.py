@@ -35,6 +35,17 @@ def test_greetings_and_sign_offs_are_not_claims() -> None:
     assert split_claims(text) == []
 
 
+def test_courtesies_that_close_an_answer_are_not_claims() -> None:
+    for courtesy in ["Enjoy!", "Enjoy your meal!", "That's it!", "Happy cooking!", "Good luck with your new puppy!",
+                     "And, of course, don't forget to have fun with it!", "Lastly, have fun with it and enjoy the religion.",
+                     "Lastly, it's important to have fun with it."]:
+        assert split_claims(courtesy) == [], courtesy
+    # A wish that goes on to claim something stays a claim.
+    for claim in ["Enjoy the beaches of Maui, the best in Hawaii.", "Enjoy the bread with butter and 2 eggs."]:
+        assert split_claims(claim) == [claim]
+    assert split_claims("Stir in the honey. Enjoy!") == ["Stir in the honey."]
+
+
 def test_preface_only_sentence_is_not_a_claim() -> None:
     assert split_claims("Based on the passages provided, here is a summary of the answer:") == []
     assert not is_claim_sentence("Here are the steps to install a hive:")

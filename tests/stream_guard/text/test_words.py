@@ -18,6 +18,14 @@ def test_content_stems_drop_stop_words_and_negators():
     assert content_stems("It is not the policy") == ["polici"]
 
 
+def test_a_stop_word_contracted_with_its_verb_is_a_stop_word() -> None:
+    """"It's" is "it is", two stop words: no content word a source must hold."""
+    contracted = content_stems("It's open, that's why you're here and they'll stay")
+    assert contracted == content_stems("It is open, that is why you are here and they will stay") == ["open", "stay"]
+    assert content_stems("it’s open") == ["open"]
+    assert content_stems("Zürich's café") == [stem("zürich's"), stem("café")]  # a name's possessive stays
+
+
 def test_words_are_unicode_letters_with_apostrophes_and_whole_numbers() -> None:
     assert words("Zürich's café isn’t open") == ["zürich's", "café", "isn't", "open"]
     assert words("Prices rose 3.5% to 1,200 units in São Paulo.") == ["prices", "rose", "3.5", "to", "1200", "units", "in", "são", "paulo"]
