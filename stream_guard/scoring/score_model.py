@@ -73,8 +73,13 @@ def _part(check: Any, key: str, default: Any = None) -> Any:
     return getattr(check, key, default)
 
 
-def _detail(check: Any, key: str, default: float = 0.0) -> float:
-    details = _part(check, "details", {}) or {}
+def _details(check: Any) -> Mapping[str, Any]:
+    """A check's details (a CheckResult's or its JSON's), {} when it has none."""
+    return _part(check, "details", {}) or {}
+
+
+def _number(details: Mapping[str, Any], key: str, default: float = 0.0) -> float:
+    """One detail as a number: a list or tuple counts its items; anything that is no number is `default`."""
     value = details.get(key, default)
     if isinstance(value, (list, tuple)):
         return float(len(value))
@@ -93,39 +98,43 @@ def feature_values(checks: Mapping[str, Any]) -> dict[str, float]:
     """The evidence values of one answer from its checks (CheckResult objects or their JSON), with what the task
     kind is read from (record, question, claim count, values the source states) and the style quantities kept for
     analysis (`claims`, `confidence`: no model reads them)."""
+    # Each check's details read once: this runs for every answer and every re-inspected repair, and finding a
+    # check's details (a CheckResult or its JSON) for each of the 20 values read was a third of its cost.
     faith = checks.get("faithfulness")
-    claims = _detail(faith, "claims")
-    structured = 1.0 if _detail(faith, "structured") else 0.0
-    question = 1.0 if _detail(faith, "has_question") else 0.0
+    found = _details(faith)
+    claims = _number(found, "claims")
+    structured = 1.0 if _number(found, "structured") else 0.0
+    question = 1.0 if _number(found, "has_question") else 0.0
     confidence = float(_part(checks.get("confidence"), "score", 0.5) or 0.5)
     values = {name: 0.0 for name in EVIDENCE}
     # Values the source states that the answer states too: the numeric check's figures, or any value the
     # faithfulness check found stated in another form (a clock time, a frequency, a weekday span).
-    stated = max(_detail(checks.get("contradiction"), "numbers_checked")
-                 - _detail(checks.get("contradiction"), "numbers_unsupported"), _detail(faith, "stated_values"))
+    numeric = _details(checks.get("contradiction"))
+    stated = max(_number(numeric, "numbers_checked") - _number(numeric, "numbers_unsupported"),
+                 _number(found, "stated_values"))
     values.update(structured=structured, has_question=question, confidence=confidence, claim_count=claims,
-                  stated_values=max(stated, 0.0), novel_words=_detail(faith, "novel_stems"))
+                  stated_values=max(stated, 0.0), novel_words=_number(found, "novel_stems"))
     if claims <= 0:
         return values
     ungrounded = 1.0 - float(_part(faith, "score", 1.0))
-    novel = _detail(faith, "novel_fraction")
+    novel = _number(found, "novel_fraction")
     log_claims = math.log1p(claims)
     summary = (1.0 - question) * (1.0 - structured)
     values.update(
         ungrounded_fraction=ungrounded,
         novel_fraction=novel,
-        weakest_claim=1.0 - _detail(faith, "min_best_sentence_overlap", 1.0),
-        novel_count_answers=(1.0 - summary) * math.log1p(_detail(faith, "novel_stems")),
-        unsupported_figures=min(_detail(faith, "missing_numbers"), _CAP),
-        field_conflicts=min(_detail(faith, "field_conflicts"), _CAP),
-        schedule_conflicts=min(_detail(faith, "wrong_times") + _detail(faith, "wrong_days"), _CAP),
-        empty_fields=min(_detail(faith, "empty_fields") + _detail(faith, "unstated_fields"), _CAP),
-        mean_weakness=1.0 - _detail(faith, "mean_best_sentence_overlap", 1.0),
+        weakest_claim=1.0 - _number(found, "min_best_sentence_overlap", 1.0),
+        novel_count_answers=(1.0 - summary) * math.log1p(_number(found, "novel_stems")),
+        unsupported_figures=min(_number(found, "missing_numbers"), _CAP),
+        field_conflicts=min(_number(found, "field_conflicts"), _CAP),
+        schedule_conflicts=min(_number(found, "wrong_times") + _number(found, "wrong_days"), _CAP),
+        empty_fields=min(_number(found, "empty_fields") + _number(found, "unstated_fields"), _CAP),
+        mean_weakness=1.0 - _number(found, "mean_best_sentence_overlap", 1.0),
         claims=log_claims,
         structured_novel=structured * novel,
         summary_novel=summary * novel,
         structured_ungrounded=structured * ungrounded,
-        unstated_quantifiers=min(_detail(faith, "unstated_quantifiers"), _CAP),
+        unstated_quantifiers=min(_number(found, "unstated_quantifiers"), _CAP),
     )
     return values
 
@@ -156,8 +165,8 @@ def active_signals(checks: Mapping[str, Any], confident_but_unfaithful: bool) ->
     out: set[str] = set()
     if _part(checks.get("contradiction"), "flagged", False):
         out.add("contradiction")
-    faith = checks.get("faithfulness")
-    if _detail(faith, "field_conflicts") + _detail(faith, "wrong_times") + _detail(faith, "wrong_days") > 0:
+    found = _details(checks.get("faithfulness"))
+    if _number(found, "field_conflicts") + _number(found, "wrong_times") + _number(found, "wrong_days") > 0:
         out.add("record_conflict")
     if _part(checks.get("entities"), "flagged", False):
         out.add("fabricated_entity")
@@ -166,7 +175,7 @@ def active_signals(checks: Mapping[str, Any], confident_but_unfaithful: bool) ->
         out.add("fabricated_citation" if "fabricated_citation" in _kinds(citations) else "wrong_chunk_citation")
     if confident_but_unfaithful:
         out.add("confident_but_unfaithful")
-    if _part(checks.get("relevance"), "flagged", False) and _detail(checks.get("faithfulness"), "claims") > 0:
+    if _part(checks.get("relevance"), "flagged", False) and _number(found, "claims") > 0:
         out.add("irrelevant_context")
     if _part(checks.get("drift"), "flagged", False):
         out.add("drift")
