@@ -16,11 +16,11 @@ where it arrives, and skips a produce, a broker round trip and a consume; the ju
 the event's own question and re-keys the event if they differ.
 
 At least once: an input offset is acknowledged only after everything it caused (re-keyed copy, verdict,
-alerts, dead letter, its tenant monitoring's observation) has been acknowledged by the broker, and only once every message before it on its
-partition is done too (agents/acks.py); Faust's own acknowledgements of messages it skipped are refused
-(agents/faust_adapter.py); Faust flushes table changelog writes before it commits offsets. On SIGTERM Faust
-stops fetching and waits for every message the service holds to be acknowledged: batches in flight finish,
-and what was never taken stays uncommitted, for the next worker. A crash re-delivers; verdicts carry
+alerts, dead letter, tenant monitoring's observation) has been acknowledged by the broker, and only once every
+message before it on its partition is done too (agents/acks.py); Faust's own acknowledgements of messages it
+skipped are refused (agents/faust_adapter.py); Faust flushes table changelog writes before it commits offsets.
+On SIGTERM Faust stops fetching and waits for every message the service holds to be acknowledged: batches in
+flight finish, and what was never taken stays uncommitted, for the next worker. A crash re-delivers; verdicts carry
 event_id and alerts a deterministic alert_id so consumers de-duplicate, and the alerts-sent table keeps a
 replayed event from paging twice.
 

@@ -331,7 +331,7 @@ class Monitor:
             self._reported[source], self._reported_at[source] = state, now
             reports.append(orjson.dumps(SourceProgress(*state, now).to_record(source)))
         self.judged_since_report.clear()
-        if self.outbox is not None:
+        if self.outbox is not None and reports:
             # A report vouches for every answer judged before it: their gathered counts go first, so that on each
             # partition the monitor reads them before the report (one producer keeps a partition's order).
             await self.outbox.flush()
