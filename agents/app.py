@@ -16,11 +16,11 @@ where it arrives, and skips a produce, a broker round trip and a consume; the ju
 the event's own question and re-keys the event if they differ.
 
 At least once: an input offset is acknowledged only after everything it caused (re-keyed copy, verdict,
-alerts, dead letter) has been acknowledged by the broker, and only once every message before it on its
-partition is done too (agents/acks.py); Faust's own acknowledgements of messages it skipped are refused
-(agents/faust_adapter.py); Faust flushes table changelog writes before it commits offsets. On SIGTERM Faust
-stops fetching and waits for every message the service holds to be acknowledged: batches in flight finish,
-and what was never taken stays uncommitted, for the next worker. A crash re-delivers; verdicts carry
+alerts, dead letter, tenant monitoring's observation) has been acknowledged by the broker, and only once every
+message before it on its partition is done too (agents/acks.py); Faust's own acknowledgements of messages it
+skipped are refused (agents/faust_adapter.py); Faust flushes table changelog writes before it commits offsets.
+On SIGTERM Faust stops fetching and waits for every message the service holds to be acknowledged: batches in
+flight finish, and what was never taken stays uncommitted, for the next worker. A crash re-delivers; verdicts carry
 event_id and alerts a deterministic alert_id so consumers de-duplicate, and the alerts-sent table keeps a
 replayed event from paging twice.
 
@@ -188,6 +188,9 @@ class _Batch:
 
     events: list[faust.EventT]
     pending: list[asyncio.Future[Any]]
+    # The monitoring observations' sends (their tenants' flush: agents/tenant_outbox.py): waited for before the
+    # inputs are acknowledged, not before the verdicts count as delivered.
+    monitored: list[asyncio.Future[Any]] = field(default_factory=list)
     history: list[tuple[str, faust.EventT, bytes]] = field(default_factory=list)
     alerts: list[tuple[Alert, faust.EventT, int]] = field(default_factory=list)
     items: list[Judged] = field(default_factory=list)
@@ -215,6 +218,8 @@ class GuardService:
     _warned_partitions: bool = False
     # Input messages taken and not yet acknowledged, in offset order per partition.
     _order: InOrderAcks = field(default_factory=InOrderAcks)
+    # Batches whose verdicts are delivered, waiting for their monitoring observations' flush to acknowledge inputs.
+    _acking: set[asyncio.Future[None]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -418,7 +423,8 @@ class GuardService:
 
         1. decide (here): re-key what must be, read state, run the checks on batch N+1 in the judge process;
         2. dispatch (a task): queue batch N's verdicts, alerts and dead letters on the producer;
-        3. finish (a task per batch): wait for the broker's acks, write the tables, acknowledge the inputs.
+        3. finish (a task per batch): wait for the broker's acks, write the tables, acknowledge the inputs (once
+           their monitoring observations, sent a tenant's flush at a time, are acknowledged too).
 
         Batches come unacknowledged (`noack`): an input event is acknowledged only after the broker has
         acknowledged everything it caused (for a re-keyed event: its copy).
@@ -463,14 +469,27 @@ class GuardService:
             if not dispatching.done():
                 await decided.put(None)
             await dispatching
+            await self._acknowledged()
             return
         with contextlib.suppress(asyncio.QueueFull):
             decided.put_nowait(None)  # when full, the dispatcher is busy: the deadline decides
         try:
-            await asyncio.wait_for(dispatching, remaining)
+            await asyncio.wait_for(self._dispatched_and_acknowledged(dispatching), remaining)
         except asyncio.TimeoutError:
             log.warning("shutdown: %d input message(s) in flight wait for a broker that does not answer: left "
                         "unacknowledged, for the next worker", self._order.pending())
+
+    async def _dispatched_and_acknowledged(self, dispatching: asyncio.Future[Any]) -> None:
+        await dispatching
+        await self._acknowledged()
+
+    async def _acknowledged(self) -> None:
+        """The batches waiting for their monitoring observations' flush: flush now, and wait for their inputs to
+        be acknowledged."""
+        if self.monitor is not None and self.monitor.outbox is not None:
+            await self.monitor.outbox.flush()
+        if self._acking:
+            await asyncio.gather(*self._acking)
 
     def _fail_fast(self, task: asyncio.Future[Any]) -> asyncio.Future[Any]:
         """A dispatch or finish task runs beside the judge loop: its failure must not wait for the next batch
@@ -554,7 +573,7 @@ class GuardService:
                 self.settings.topics.verdicts, (item.question_hash or "").encode(), item.verdict or b"",
                 output_headers("verdict", VERDICT_VERSION, item.event_id, trace)))
             if self.monitor is not None:
-                batch.pending.extend(await self.monitor.on_verdict(item, event.message))
+                batch.monitored.extend(await self.monitor.on_verdict(item, event.message))
             for alert in item.alerts:
                 if alert.alert_id in self._alerts_overlay:
                     seen = True
@@ -573,6 +592,10 @@ class GuardService:
         return batch
 
     async def _finish(self, stream: faust.StreamT, batch: _Batch) -> None:
+        """Once the broker has a batch's verdicts (and alerts, dead letters, re-keyed copies): write its state and
+        book its latency; then acknowledge its inputs, at once or, when its monitoring observations wait for
+        their flush (up to monitor.flush_ms), in a task of their own, so that the next batch's finish does not
+        wait for that flush."""
         await asyncio.gather(*batch.pending)
         # Only now that the broker has the verdicts: a crash before this point re-delivers the batch, and the
         # history gets each delivered answer once. Faust flushes these changelog writes before it commits.
@@ -586,12 +609,23 @@ class GuardService:
                 self.alerts_sent[alert.alert_id.encode()] = sent_record(alert, at)
             self._alerts_overlay.discard(alert.alert_id)
             self.metrics.alerts.labels(alert.kind).inc()
+        self._observe(batch)
+        if all(f.done() for f in batch.monitored):
+            await self._acknowledge(stream, batch)
+        else:
+            acking = self._fail_fast(asyncio.ensure_future(self._acknowledge(stream, batch)))
+            self._acking.add(acking)
+            acking.add_done_callback(self._acking.discard)
+
+    async def _acknowledge(self, stream: faust.StreamT, batch: _Batch) -> None:
+        """Acknowledge a batch's inputs once its monitoring observations are on the broker too (in offset order per
+        partition: agents/acks.py)."""
+        await asyncio.gather(*batch.monitored)
         consumer: Any = self.app.consumer
         for event in self._order.done(batch.events):
             with consumer.releasing():
                 await stream.ack(event)
             self._advance(event.message)
-        self._observe(batch)
 
     async def _on_revoked(self, app: Any, revoked: set[Any], **kwargs: Any) -> None:
         """Faust has waited for every message we held to be acknowledged; anything still registered on a

@@ -50,6 +50,7 @@ from stream_guard.agents.faust_adapter import acting_for, partition_dbs, raw_sch
 from stream_guard.agents.batching import greedy_batches
 from stream_guard.agents.clients import OpenEnd, Reader
 from stream_guard.agents.security import client_options
+from stream_guard.agents.tenant_outbox import TenantOutbox
 from stream_guard.agents.topics import internal_topic_configs, key_partition
 from stream_guard.config.detector import Limits
 from stream_guard.config.stream import StreamSettings
@@ -68,6 +69,7 @@ from stream_guard.ops.monitoring.sessions import Revocations, read_revocation, r
 from stream_guard.ops.monitoring.ledger import (DAYS, SEEN, STATE, Changes, Sample, TenantState, apply,
                                             closable_through, expired_seen, load_days, sample_key, state_key)
 from stream_guard.ops.monitoring.metrics import Snapshot, TenantMetrics
+from stream_guard.ops.monitoring.groups import records_of
 from stream_guard.ops.monitoring.observation import observe
 from stream_guard.ops.monitoring.progress import SourceProgress, horizon, merge
 from stream_guard.ops.monitoring.review import REVIEW_VERSION, join, label_record, review_item
@@ -100,6 +102,10 @@ METRICS_OWNERSHIP_S = 5.0
 FLUSH_MAX_RECORDS = 1000
 # The key of the progress reports on the by-tenant topic (tenants' records are keyed by tenant).
 PROGRESS_KEY = b"progress"
+# Most bytes of observation records the judging side gathers for one flush (tenant_outbox.py): far above a
+# flush's worth at hundreds of answers a second (a record is about 300 bytes), far below a broker's largest
+# message (1 MiB by default).
+GROUP_MAX_BYTES = 256 * 1024
 
 
 def sessions_topic(app_id: str) -> str:
@@ -253,6 +259,10 @@ class Monitor:
         self._reported: dict[int, tuple[int | None, bool]] = {}
         self._reported_at: dict[int, int] = {}
         self._closed_by_horizon: dict[int, float] = {}
+        # Observations go one record per tenant per flush; with flush_ms = 0, one record per answer, the shape
+        # monitors of every version read (for a rolling upgrade from a version before groups: groups.py).
+        self.outbox = (TenantOutbox(self._send_group, self.settings.flush_ms / 1000.0, GROUP_MAX_BYTES)
+                       if self.settings.flush_ms > 0 else None)
         app.agent(self.by_tenant, name="monitor")(self._monitor)
         app.agent(self.labels_in, name="label-intake")(self._label_intake)
         app.agent(self.by_event, name="label-join")(self._label_join)
@@ -268,8 +278,8 @@ class Monitor:
     # --- the judge's hook ------------------------------------------------------------------------------------
 
     async def on_verdict(self, item: Judged, message: Any) -> list[asyncio.Future[Any]]:
-        """Queue the counts of one judged verdict for its tenant's monitor; returns the send to wait for.
-        Never raises: monitoring must not cost a verdict."""
+        """Gather the counts of one judged verdict for its tenant's monitor; returns what to wait for before the
+        input is acknowledged (its flush's sends). Never raises: monitoring must not cost a verdict."""
         try:
             verdict = orjson.loads(item.verdict or b"{}")
             # The event's day: its produced_at, else its Kafka timestamp, each only if plausible (a producer's
@@ -287,11 +297,16 @@ class Monitor:
                 if self.candidates.offer(obs.tenant, week, score, obs.event_id, self.settings.sample_size_for(obs.tenant)):
                     event = decode_event(message.value, self.service.limits)
                     record["review"] = review_item(verdict, event.context, week, self.settings.review_max_context_chars)
+            if self.outbox is not None:
+                return [self.outbox.add(obs.tenant, orjson.dumps(record))]
             return [await self.service.send(self.by_tenant_topic, obs.tenant.encode(), orjson.dumps(record))]
         except Exception:
             self.counters["observe_failed"] += 1
             log.exception("monitor: could not observe a verdict")
             return []
+
+    async def _send_group(self, tenant: bytes, value: bytes) -> asyncio.Future[Any]:
+        return await self.service.send(self.by_tenant_topic, tenant, value)
 
     async def _report_progress(self) -> None:
         """Tell every monitor partition how far event time has got on each judging partition this worker owns
@@ -306,7 +321,7 @@ class Monitor:
         answers_busy = any(n > 0 for (topic, _), n in lag.items() if topic == s.topics.answers)
         owned = sorted(tp.partition for tp in self.app.consumer.assignment() if tp.topic == s.by_question_topic)
         now = int(time.time() * 1000)
-        pending = []
+        reports = []
         for source in owned:
             idle = (not answers_busy and lag.get((s.by_question_topic, source)) == 0
                     and source not in self.judged_since_report)
@@ -314,10 +329,16 @@ class Monitor:
             if self._reported.get(source) == state and now - self._reported_at.get(source, 0) < 60_000:
                 continue  # nothing new: re-sent once a minute, so that a restarted monitor learns it again
             self._reported[source], self._reported_at[source] = state, now
-            record = orjson.dumps(SourceProgress(*state, now).to_record(source))
+            reports.append(orjson.dumps(SourceProgress(*state, now).to_record(source)))
+        self.judged_since_report.clear()
+        if self.outbox is not None and reports:
+            # A report vouches for every answer judged before it: their gathered counts go first, so that on each
+            # partition the monitor reads them before the report (one producer keeps a partition's order).
+            await self.outbox.flush()
+        pending = []
+        for record in reports:
             for partition in range(self._partitions(self.by_tenant_topic)):
                 pending.append(await self.service.send(self.by_tenant_topic, PROGRESS_KEY, record, None, partition))
-        self.judged_since_report.clear()
         await asyncio.gather(*pending)
 
     # --- the monitor agent -----------------------------------------------------------------------------------
@@ -356,10 +377,13 @@ class Monitor:
                         continue
                     tenant = record["tenant"]
                     assert isinstance(tenant, str)
+                    records, unreadable = records_of(record)  # a group of answers, or one record
                 except Exception:  # our own topic: only a bug or a foreign producer writes this
                     self.counters["unreadable_record"] += 1
                     continue
-                groups.setdefault(tenant, (event, []))[1].append(record)
+                if unreadable:
+                    self.counters["unreadable_record"] += unreadable
+                groups.setdefault(tenant, (event, []))[1].extend(records)
             try:
                 horizons = await self._horizons(anchors, groups)
             except Exception:  # never stop the worker over monitoring: close nothing this time

@@ -160,12 +160,16 @@ class MonitorSettings(Section, frozen=True):
     max_future_minutes: Annotated[Minutes,
                                   Doc("Answers stamped further ahead of the worker's clock are not "
                                       "counted.")] = 60.0
-    # The monitor agent gathers the judged answers' counts this long before it applies them, so that a tenant's
-    # state and day counts are read, written and sent to their changelogs once per flush rather than once per
-    # answer (issue 16: at 50 answers/s that was about 2 ms of the worker's CPU per answer). Counts and the
-    # dashboard lag by up to this much; verdicts do not wait for it.
-    flush_ms: Annotated[int, count_between(0, 60_000), Doc("The monitor gathers answers' counts this long, then "
-                                                           "applies them at once; 0: each as it comes.")] = 500
+    # The judging side gathers each tenant's answers' counts this long and sends them as one record per tenant
+    # (agents/tenant_outbox.py: a produce, a fetched record and a Faust event per tenant and flush, not per
+    # answer), and the monitor agent gathers records this long before it applies them, so that a tenant's state
+    # and day counts are read, written and sent to their changelogs once per flush rather than once per answer
+    # (issue 16). Counts and the dashboard lag by up to twice this; verdicts do not wait for it, inputs are
+    # acknowledged (committed) up to this much later. 0: one record per answer, applied as it comes, the shape
+    # monitors of every version read: set it while a rolling upgrade from a version before 0.2.0 runs.
+    flush_ms: Annotated[int, count_between(0, 60_000), Doc("Answers' counts are gathered this long per tenant, "
+                                                           "sent as one record and applied at once; 0: one "
+                                                           "record per answer, each applied as it comes.")] = 500
     review_sample_size: Annotated[int, count_between(0, SMALL), Doc("Answers sampled per tenant and week for review.")] = 30
     review_salt: Annotated[str, Secret(), TEXT, Doc("Salt of the review sampling (from the environment).")] = ""
     review_max_context_chars: Annotated[int, count_between(0, 1_000_000), Doc("Context kept per review item, in characters.")] = 16_000
