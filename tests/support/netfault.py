@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import struct
 import threading
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -40,17 +41,15 @@ class Relay:
 
     def cut(self) -> None:
         """Refuse new connections and reset every open one."""
-        listener, self._listener = self._listener, None
+        with self._lock:
+            listener, self._listener = self._listener, None
+            sockets, self._sockets = self._sockets, set()
         if listener is not None:
             with contextlib.suppress(OSError):
                 listener.shutdown(socket.SHUT_RDWR)
             listener.close()
-        with self._lock:
-            sockets, self._sockets = self._sockets, set()
         for sock in sockets:
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-                sock.close()
+            _reset(sock)
 
     def restore(self) -> None:
         self.start()
@@ -71,7 +70,13 @@ class Relay:
                 continue
             upstream.settimeout(None)
             with self._lock:
-                self._sockets |= {client, upstream}
+                cut = self._listener is not listener  # cut while this connection was being set up
+                if not cut:
+                    self._sockets |= {client, upstream}
+            if cut:
+                _reset(client)
+                _reset(upstream)
+                return
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
@@ -87,6 +92,18 @@ class Relay:
                     sock.close()
             with self._lock:
                 self._sockets -= {source, sink}
+
+
+def _reset(sock: socket.socket) -> None:
+    """Reset a connection now, as its peer sees it. close() alone does not: a pump thread blocked in recv() on
+    the socket holds it open (Linux closes a socket only when no system call is using it), so a connection
+    that waits for an answer (a request forwarded, its response not yet back) would stay open, silent, until
+    the next byte arrived on it. shutdown(SHUT_RD) wakes that recv() without sending anything; the socket then
+    closes with SO_LINGER 0, which sends the reset."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.shutdown(socket.SHUT_RD)
+    sock.close()
 
 
 @contextlib.contextmanager
