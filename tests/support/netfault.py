@@ -40,7 +40,7 @@ class Relay:
         return self
 
     def cut(self) -> None:
-        """Refuse new connections and reset every open one."""
+        """Refuse new connections and end every open one (closed, then reset)."""
         with self._lock:
             listener, self._listener = self._listener, None
             sockets, self._sockets = self._sockets, set()
@@ -87,22 +87,24 @@ class Relay:
         except OSError:
             pass
         finally:
-            for sock in (source, sink):
-                with contextlib.suppress(OSError):
-                    sock.close()
+            # The other direction's thread is blocked on these sockets: _reset wakes it, a close would not.
+            _reset(source)
+            _reset(sink)
             with self._lock:
                 self._sockets -= {source, sink}
 
 
 def _reset(sock: socket.socket) -> None:
-    """Reset a connection now, as its peer sees it. close() alone does not: a pump thread blocked in recv() on
-    the socket holds it open (Linux closes a socket only when no system call is using it), so a connection
-    that waits for an answer (a request forwarded, its response not yet back) would stay open, silent, until
-    the next byte arrived on it. shutdown(SHUT_RD) wakes that recv() without sending anything; the socket then
-    closes with SO_LINGER 0, which sends the reset."""
+    """End a connection now, as its peer sees it. close() alone does not: a pump thread blocked in recv() or
+    sendall() on the socket holds it open (Linux closes a socket only once no system call is using it), so a
+    connection that waits for an answer (a request forwarded, its response not yet back) would stay open and
+    silent. shutdown() wakes that thread; the socket then closes with SO_LINGER 0, which sends a reset.
+    Every close goes through here, the pumps' own too: the first close of a socket (a cut, or the pump of the
+    other direction ending) is the only one that can still shut it down."""
     with contextlib.suppress(OSError):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        sock.shutdown(socket.SHUT_RD)
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
     sock.close()
 
 
