@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import struct
 import threading
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -39,18 +40,16 @@ class Relay:
         return self
 
     def cut(self) -> None:
-        """Refuse new connections and reset every open one."""
-        listener, self._listener = self._listener, None
+        """Refuse new connections and end every open one (closed, then reset)."""
+        with self._lock:
+            listener, self._listener = self._listener, None
+            sockets, self._sockets = self._sockets, set()
         if listener is not None:
             with contextlib.suppress(OSError):
                 listener.shutdown(socket.SHUT_RDWR)
             listener.close()
-        with self._lock:
-            sockets, self._sockets = self._sockets, set()
         for sock in sockets:
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-                sock.close()
+            _reset(sock)
 
     def restore(self) -> None:
         self.start()
@@ -71,7 +70,13 @@ class Relay:
                 continue
             upstream.settimeout(None)
             with self._lock:
-                self._sockets |= {client, upstream}
+                cut = self._listener is not listener  # cut while this connection was being set up
+                if not cut:
+                    self._sockets |= {client, upstream}
+            if cut:
+                _reset(client)
+                _reset(upstream)
+                return
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
@@ -82,11 +87,25 @@ class Relay:
         except OSError:
             pass
         finally:
-            for sock in (source, sink):
-                with contextlib.suppress(OSError):
-                    sock.close()
+            # The other direction's thread is blocked on these sockets: _reset wakes it, a close would not.
+            _reset(source)
+            _reset(sink)
             with self._lock:
                 self._sockets -= {source, sink}
+
+
+def _reset(sock: socket.socket) -> None:
+    """End a connection now, as its peer sees it. close() alone does not: a pump thread blocked in recv() or
+    sendall() on the socket holds it open (Linux closes a socket only once no system call is using it), so a
+    connection that waits for an answer (a request forwarded, its response not yet back) would stay open and
+    silent. shutdown() wakes that thread; the socket then closes with SO_LINGER 0, which sends a reset.
+    Every close goes through here, the pumps' own too: the first close of a socket (a cut, or the pump of the
+    other direction ending) is the only one that can still shut it down."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    sock.close()
 
 
 @contextlib.contextmanager
