@@ -53,8 +53,8 @@ from stream_guard.agents.metrics import CONTENT_TYPE, Gauges, WorkerMetrics
 from stream_guard.agents.security import credentials
 from stream_guard.agents.topics import key_partition, producer_max_request_size
 from stream_guard.agents.faust_adapter import (STORE_SCHEME, GuardApp, acting_for, partition_dbs, raw_schema,
-                                               rocksdb_memory, rocksdb_options, shutdown_remaining,
-                                               visible_items)
+                                               keep_queued_on_resume, rocksdb_memory, rocksdb_options,
+                                               shutdown_remaining, visible_items)
 from stream_guard.ops.alerting import LatencyBudgetMonitor, already_sent, expired, sent_record
 from stream_guard.wire.alert import Alert
 from stream_guard.wire.deadletter import (
@@ -430,6 +430,7 @@ class GuardService:
         acknowledged everything it caused (for a re-keyed event: its copy).
         """
         s = self.settings
+        keep_queued_on_resume(self.app, stream)  # a table restore must not drop what was delivered to it
         stream = stream.noack()
         decided: asyncio.Queue[_Batch | tuple[list[faust.EventT], dict[str, faust.EventT], JudgedBatch | None, int]
                                | None]

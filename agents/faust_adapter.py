@@ -9,6 +9,7 @@ exists, so an upgrade fails there rather than misbehaving in production. Overrid
 - the shutdown: bounded by a deadline whatever the broker does, from the worker's own SIGTERM and SIGINT
   handlers on (`GuardWorker`, below);
 - acknowledgements: on the service's input topics only the service acknowledges (`releasing()`);
+- flow control: the judge's queue is not cleared when flow resumes (`keep_queued_on_resume`, below);
 - the web server: none of Faust's built-in views, and security headers on every response (`GuardApp._new_web`);
 - agent failures reach the service (`GuardApp.agent_error_hook`);
 - the current event, which routes table reads and writes (`acting_for`);
@@ -51,6 +52,20 @@ restart over the same data directory, stops with ConsistencyError ("persisted of
 highwater"). `highwaters()` here fetches from the listed end, takes the fetch response's high watermark when
 it is higher, and logs that it did.
 
+Queued input kept on resume. Faust (mode's FlowControlEvent.resume) empties every stream's queue whenever flow
+resumes, which is right after a revocation (what is queued belongs to the old assignment) but not after a table
+restore: then Faust resumes flow and starts the fetcher to read the changelogs, resumes the input partitions, and
+seeks them back to their committed offsets while the fetcher still runs. What the fetcher delivers in that
+window reaches the judge's queue and moves Faust's read offset on; the seek resets the read offset only once all
+partitions are sought, and a delivery still in flight then moves it on again, so the copies fetched again after
+the seek are dropped as already read; and the resume that follows empties the queue. The events left in the
+queue are then never judged by that worker (tests/agents/test_scaling.py, a worker killed mid-stream: about 3 %
+of runs under load timed out so; in one, the copies of 79 events of one partition were dropped), and, never
+acknowledged, they stop its commits until the next restart. So the
+judge's queue is kept on resume: everything delivered to it is judged (at least once: a copy fetched again after
+the seek is judged again), a message of an older generation is still skipped by the stream (its acknowledgement
+refused, above), and a revocation, which clears the queues explicitly, still empties it.
+
 Shutdown. On SIGTERM Faust stops fetching, waits for every message taken to be acknowledged ("Wait for
 streams..."), flushes its producer ("Flush producer buffer..."), closes the tables and stops the clients. With
 the broker gone, the first two wait for sends that cannot complete: the producer retries until its request
@@ -64,6 +79,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import threading
@@ -110,6 +126,7 @@ from faust.stores.rocksdb import RocksDBOptions, Store as RocksDBStore  # noqa: 
 from faust.transport.drivers import aiokafka as faust_aiokafka  # noqa: E402
 from faust.types import TP  # noqa: E402
 from faust.web import drivers as web_drivers  # noqa: E402
+from mode.utils.queues import FlowControlEvent  # noqa: E402
 
 from stream_guard.agents.broker_link import BrokerLink  # noqa: E402
 from stream_guard.config.stream import StreamSettings  # noqa: E402
@@ -297,6 +314,27 @@ class _Transport(faust_aiokafka.Transport):
     Producer = _Producer
 
 
+class _FlowControl(FlowControlEvent):
+    """Faust's flow control, except that a resume leaves the queues in `kept` as they are (see the module
+    docstring); an explicit `clear()` (a revocation) still empties every queue."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.kept: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def resume(self) -> None:
+        self._suspend.clear()
+        self._resume.set()
+        for queue in self._queues:
+            if queue not in self.kept:
+                queue.clear()
+
+
+def keep_queued_on_resume(app: faust.App, stream: faust.StreamT) -> None:
+    """Messages queued for `stream` survive a resume of flow (see the module docstring)."""
+    app.flow_control.kept.add(stream.channel.queue)
+
+
 class GuardApp(faust.App):
     """faust.App with `fetch_max_wait_ms` applied to its consumer, and a hook for agent failures (Faust
     passes every agent its App's error handler, so an agent's own `on_error` cannot be given)."""
@@ -323,6 +361,10 @@ class GuardApp(faust.App):
 
     def _new_transport(self) -> Any:
         return _Transport(self.conf.broker_consumer, self)
+
+    @functools.cached_property
+    def flow_control(self) -> _FlowControl:  # type: ignore[override]
+        return _FlowControl(loop=self.loop)
 
     def begin_shutdown(self, timeout_s: float) -> None:
         """A shutdown has begun and must end within `timeout_s`: the waits give up TEARDOWN_S before then, and a

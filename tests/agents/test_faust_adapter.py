@@ -3,6 +3,7 @@ of a worker's table partitions share one RocksDB memory budget."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -17,7 +18,7 @@ from faust.types.tuples import ConsumerMessage
 from prometheus_client.parser import text_string_to_metric_families
 
 from stream_guard.agents.faust_adapter import (STORE_SCHEME, GuardApp, RocksDBMemory, SharedMemoryStore,
-                                               rocksdb_memory, rocksdb_options)
+                                               keep_queued_on_resume, rocksdb_memory, rocksdb_options)
 from stream_guard.agents.metrics import Gauges, WorkerMetrics
 from stream_guard.config.stream import MiB, StreamSettings
 from stream_guard.ops.latency import LatencyRegistry
@@ -66,6 +67,24 @@ def test_why_order_matters_faust_commits_past_an_unacknowledged_committed_offset
     assert consumer._new_offset(tp) == 13
 
 
+def test_a_resume_of_flow_keeps_what_is_queued_for_the_judge_and_a_revocation_still_empties_it() -> None:
+    """After a table restore Faust resumes flow, which emptied every stream's queue: events the fetcher had
+    delivered to the judge while the inputs were sought back were never judged (faust_adapter's docstring)."""
+    async def queued() -> tuple[int, int, int]:
+        app = GuardApp("t-flow", broker="kafka://127.0.0.1:9", web_enabled=False)
+        judge, other = app.stream(app.channel()), app.stream(app.channel())
+        keep_queued_on_resume(app, judge)
+        for stream in (judge, other):
+            stream.channel.queue.put_nowait("event")
+        app.flow_control.suspend()
+        app.flow_control.resume()
+        after_resume = judge.channel.queue.qsize(), other.channel.queue.qsize()
+        app.flow_control.clear()  # what a revocation does (faust.App._on_partitions_revoked)
+        return (*after_resume, judge.channel.queue.qsize())
+
+    assert asyncio.run(queued()) == (1, 0, 0)
+
+
 def test_no_builtin_faust_view_is_served() -> None:
     app = GuardApp("t-web", broker="kafka://127.0.0.1:9")
     web = app.web
@@ -89,6 +108,8 @@ from faust.stores.rocksdb import Store as RocksDBStore  # noqa: E402
 from faust.tables.base import Collection  # noqa: E402
 from faust.transport.drivers import aiokafka as faust_aiokafka  # noqa: E402
 from faust.web import drivers as web_drivers  # noqa: E402
+from mode.utils.objects import cached_property as mode_cached_property  # noqa: E402
+from mode.utils.queues import FlowControlEvent  # noqa: E402
 
 from stream_guard.agents.faust_adapter import SUPPORTED_FAUST, UnsupportedFaust, check_faust_version  # noqa: E402
 
@@ -137,6 +158,13 @@ def test_the_private_api_the_adapter_overrides_is_still_there() -> None:
     # The worker's signal handlers start the bounded shutdown (GuardWorker).
     assert _parameters(faust.Worker._on_sigterm) == ["self"] and _parameters(faust.Worker._on_sigint) == ["self"]
     assert "spinner" in inspect.getsource(faust.Worker.on_setup_root_logger)
+    # Flow control (_FlowControl): a resume clears the managed queues, a revocation clears them explicitly.
+    assert isinstance(faust.App.__dict__["flow_control"], mode_cached_property)
+    assert [line.strip() for line in inspect.getsource(FlowControlEvent.resume).splitlines()[-3:]] == [
+        "self._suspend.clear()", "self._resume.set()", "self.clear()"]
+    assert "self._queues = WeakSet()" in inspect.getsource(FlowControlEvent.__init__)
+    assert "clear_on_resume=True" in inspect.getsource(faust.channels.Channel.queue.fget)
+    assert "self.flow_control.clear" in inspect.getsource(faust.App._on_partitions_revoked)
 
     # SharedMemoryStore: Faust's store builds its options from the table's mapping, and `as_options` is what
     # `open` turns into a database's options.
