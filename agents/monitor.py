@@ -297,9 +297,10 @@ class Monitor:
                 if self.candidates.offer(obs.tenant, week, score, obs.event_id, self.settings.sample_size_for(obs.tenant)):
                     event = decode_event(message.value, self.service.limits)
                     record["review"] = review_item(verdict, event.context, week, self.settings.review_max_context_chars)
+            value = orjson.dumps(record)
             if self.outbox is not None:
-                return [self.outbox.add(obs.tenant, orjson.dumps(record))]
-            return [await self.service.send(self.by_tenant_topic, obs.tenant.encode(), orjson.dumps(record))]
+                return [self.outbox.add(obs.tenant, value)]
+            return [await self.service.send(self.by_tenant_topic, obs.tenant.encode(), value)]
         except Exception:
             self.counters["observe_failed"] += 1
             log.exception("monitor: could not observe a verdict")
