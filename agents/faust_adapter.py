@@ -157,6 +157,26 @@ def observe_requests(client: Any, link: BrokerLink | None) -> None:
     client.send = observed
 
 
+async def seek_to_committed_or_start(consumer: aiokafka.AIOKafkaConsumer,
+                                     changelogs: Iterable[str] = ()) -> dict[TopicPartition, int | None]:
+    """Seek every assigned partition to its committed offset, and an input partition with none to its start.
+
+    aiokafka seeks only partitions whose committed offset is above 0 and leaves the others where the fetcher is.
+    Faust seeks while its fetcher may already have run (a restore at start, a rebalance): records fetched in that
+    window and dropped (their partition not yet active) have moved the position on, and a partition the group
+    never committed would then be read from past them, and the first commit after would make the loss final.
+    The group reads from the earliest offset (`consumer_auto_offset_reset`), so a partition with no commit
+    starts where a new group would: at its start. At worst that re-reads what was judged and not yet committed
+    (at-least-once). Tables' changelog partitions are never committed (their recovery seeks them itself): left
+    where they are, as before."""
+    committed = await consumer.seek_to_committed()
+    skip = frozenset(changelogs)
+    uncommitted = [tp for tp, offset in committed.items() if not offset and tp.topic not in skip]
+    if uncommitted:
+        await consumer.seek_to_beginning(*uncommitted)
+    return committed
+
+
 class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
     def _create_worker_consumer(self, transport: Any) -> aiokafka.AIOKafkaConsumer:
         consumer = super()._create_worker_consumer(transport)
@@ -164,6 +184,10 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         consumer._fetch_max_wait_ms = int(getattr(self.app, "fetch_max_wait_ms", 1500))
         observe_requests(consumer._client, getattr(self.app, "broker_link", None))
         return consumer
+
+    async def seek_to_committed(self) -> Mapping[TP, int]:
+        changelogs = frozenset(self.app.tables.changelog_topics)
+        return await self.call_thread(seek_to_committed_or_start, self._ensure_consumer(), changelogs)
 
     async def on_thread_stop(self) -> None:
         """aiokafka's Fetcher.close (0.14) cancels a fetch that waits to retry and then awaits it, which raises

@@ -8,8 +8,11 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+import aiokafka
 import msgspec
 import pytest
+from aiokafka import TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from faust.stores import STORES
 from faust.stores.rocksdb import RocksDBOptions
 from faust.types import TP
@@ -18,7 +21,8 @@ from faust.types.tuples import ConsumerMessage
 from prometheus_client.parser import text_string_to_metric_families
 
 from stream_guard.agents.faust_adapter import (STORE_SCHEME, GuardApp, RocksDBMemory, SharedMemoryStore,
-                                               keep_queued_on_resume, rocksdb_memory, rocksdb_options)
+                                               keep_queued_on_resume, rocksdb_memory, rocksdb_options,
+                                               seek_to_committed_or_start)
 from stream_guard.agents.metrics import Gauges, WorkerMetrics
 from stream_guard.config.stream import MiB, StreamSettings
 from stream_guard.ops.latency import LatencyRegistry
@@ -85,6 +89,54 @@ def test_a_resume_of_flow_keeps_what_is_queued_for_the_judge_and_a_revocation_st
     assert asyncio.run(queued()) == (1, 0, 0)
 
 
+@pytest.mark.broker
+@pytest.mark.timeout(120)
+def test_a_seek_puts_a_partition_never_committed_back_at_its_start(kafka_bootstrap: str) -> None:
+    """Faust seeks its inputs to their committed offsets while its fetcher may already have run; aiokafka leaves
+    a partition with no commit where the fetcher left it, past records nobody judged."""
+    topic = f"t-seek-{time.monotonic_ns():x}"
+
+    async def positions_after_seek() -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
+        admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(topic, 2, 1)])
+        finally:
+            await admin.close()
+        producer = aiokafka.AIOKafkaProducer(bootstrap_servers=kafka_bootstrap)
+        await producer.start()
+        try:
+            for n in range(10):
+                for partition in (0, 1):
+                    await producer.send_and_wait(topic, b"v%d" % n, partition=partition)
+        finally:
+            await producer.stop()
+        consumer = aiokafka.AIOKafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=topic,
+                                             enable_auto_commit=False, auto_offset_reset="earliest")
+        await consumer.start()
+        try:
+            tps = [TopicPartition(topic, 0), TopicPartition(topic, 1)]
+            consumer.assign(tps)
+            read = 0
+            for _ in range(50):  # the fetcher runs ahead: every record read, none judged
+                read += sum(len(records) for records in (await consumer.getmany(timeout_ms=200)).values())
+                if read == 20:
+                    break
+            await consumer.commit({tps[0]: 4})  # partition 0 committed up to 4, partition 1 never
+            fetched = {tp.partition: await consumer.position(tp) for tp in tps}
+            await seek_to_committed_or_start(consumer, changelogs=[topic])  # a table's changelog: left alone
+            as_changelog = {tp.partition: await consumer.position(tp) for tp in tps}
+            await seek_to_committed_or_start(consumer)
+            return fetched, as_changelog, {tp.partition: await consumer.position(tp) for tp in tps}
+        finally:
+            await consumer.stop()
+
+    fetched, as_changelog, sought = asyncio.run(positions_after_seek())
+    assert fetched == {0: 10, 1: 10}
+    assert as_changelog == {0: 4, 1: 10}
+    assert sought == {0: 4, 1: 0}
+
+
 def test_no_builtin_faust_view_is_served() -> None:
     app = GuardApp("t-web", broker="kafka://127.0.0.1:9")
     web = app.web
@@ -100,7 +152,6 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 from contextvars import ContextVar  # noqa: E402
 
-import aiokafka  # noqa: E402
 import faust  # noqa: E402
 import faust.streams  # noqa: E402
 import faust.transport.producer  # noqa: E402
@@ -149,6 +200,10 @@ def test_the_private_api_the_adapter_overrides_is_still_there() -> None:
     assert _parameters(faust_aiokafka.Producer._new_producer) == ["self", "transactional_id"]
     assert faust_aiokafka.Transport.Producer is faust_aiokafka.Producer
     assert _parameters(thread.on_thread_stop) == ["self"]
+    # A partition with no commit is sought to its start (seek_to_committed_or_start): Faust's thread delegates
+    # its seek to aiokafka's, which seeks only offsets above 0.
+    assert "self._ensure_consumer().seek_to_committed" in inspect.getsource(thread.seek_to_committed)
+    assert "if offset and offset > 0:" in inspect.getsource(aiokafka.AIOKafkaConsumer.seek_to_committed)
     assert "await x" in inspect.getsource(aiokafka.consumer.fetcher.Fetcher.close)  # the bug worked around
     assert _parameters(faust_aiokafka.Consumer.wait_empty) == ["self"]
     assert "_unacked_messages" in inspect.getsource(faust_aiokafka.Consumer.wait_empty)
