@@ -27,6 +27,24 @@ _PARENT_SYNONYMS: dict[str, frozenset[str]] = {
 }
 
 
+# Other names of a key word, as claims write them: "kid-friendly" / "good for children" is GoodForKids, "a patio" is
+# OutdoorSeating, "a full bar" or "beer and wine" is Alcohol. Keyed by a word of the key (text/records.key_words),
+# each name a phrase whose words stand close together in the claim. A name stands for the key whatever the field's
+# container, so it is read under the same rules as the key's own words (a nested field still needs its container).
+_KEY_ALIASES: dict[str, tuple[str, ...]] = {
+    "kids": ("child", "children", "family friendly"),
+    "tv": ("tvs", "television", "televisions"),
+    "dogs": ("pet", "pets"),
+    "outdoor": ("patio", "outside seating", "al fresco"),
+    "take": ("takeaway",),
+    "delivery": ("deliver", "delivers"),
+    "alcohol": ("full bar", "beer", "wine", "cocktails", "alcoholic"),
+    "wifi": ("internet",),
+    "bike": ("bicycle", "bicycles"),
+    "ambience": ("ambiance",),
+}
+
+
 _NEGATION_WORDS = frozenset(
     "not no never without lack lacks lacking unavailable neither nor cannot can't won't doesn't don't isn't "
     "aren't wasn't weren't didn't".split()
@@ -90,6 +108,8 @@ def _field_terms(path: tuple[str, ...]) -> tuple[tuple[frozenset[str], ...], fro
     ways = [frozenset(stem(w) for w in leaf)]
     if len(leaf) > 1:
         ways.append(frozenset({stem("".join(leaf))}))
+    for word in leaf:
+        ways += [frozenset(stem(w) for w in alias.split()) for alias in _KEY_ALIASES.get(word, ())]
     parent: set[str] = set()
     for key in path[:-1]:
         for w in key_words(key):

@@ -20,6 +20,7 @@ What a claim says against these fields is the checks' to judge: checks/record_cl
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -65,7 +66,14 @@ _PY_STRING_RE = regex_cache.compile(r"^u?'(.*)'$")
 FALSE_STRINGS = frozenset({"no", "none", "false", "n", "0"})
 
 
-TRUE_STRINGS = frozenset({"yes", "true", "y"})
+# Values that say a thing is offered by saying how: WiFi "free" or "paid", Alcohol "full_bar" or "beer_and_wine".
+# "Does not offer WiFi" says the opposite of each, as it does of "yes".
+TRUE_STRINGS = frozenset({"yes", "true", "y", "free", "paid", "full_bar", "beer_and_wine"})
+
+
+# A dict some exports write as a Python literal string ("Ambience": "{'romantic': False, 'casual': True}"): read as
+# the dict it spells, when short; a longer one stays a string.
+_LITERAL_DICT_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -240,6 +248,8 @@ def _leaves(node: Any, path: tuple[str, ...], depth: int, budget: list[int]) -> 
             return
         for item in node:
             yield from _leaves(item, path, depth + 1, budget)
+    elif isinstance(node, str) and (spelled := _literal_dict(node)) is not None:
+        yield from _leaves(spelled, path, depth, budget)
     else:
         budget[0] -= 1
         if isinstance(node, str):
@@ -250,6 +260,19 @@ def _leaves(node: Any, path: tuple[str, ...], depth: int, budget: list[int]) -> 
             yield Field(path, float(node))
         else:
             yield Field(path, str(node))
+
+
+def _literal_dict(value: str) -> dict[str, Any] | None:
+    """The dict a string spells as a Python literal ("{'garage': False, 'lot': True}"), or None. literal_eval
+    evaluates literals only (no names, no calls); the length bound keeps its parse small."""
+    text = value.strip()
+    if not (text.startswith("{") and text.endswith("}")) or len(text) > _LITERAL_DICT_CHARS:
+        return None
+    try:
+        data = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _field_sentences(field: Field) -> list[str]:
