@@ -20,6 +20,7 @@ from stream_guard.config.detector import DetectorConfig
 from stream_guard.wire.events import Chunk
 from stream_guard.text.fingerprint import Fingerprint, event_fingerprint
 from stream_guard.engine.history import HistoryStore, MemoryHistory, SQLiteHistory
+from stream_guard.text.analysis import BoundedLRU
 from stream_guard.text.inspection import Inspection
 from stream_guard.text.ner import EntityRecognizer, batch_answer_entities, make_recognizer
 from stream_guard.wire.report import CheckResult, Finding, FindingType, HallucinationReport
@@ -34,6 +35,11 @@ from stream_guard.engine.explain import SOFT_CHECK, deciding, partial_findings, 
 from stream_guard.text.questions import question_hash
 
 log = logging.getLogger("stream_guard.detector")
+
+# Repairs whose checks are kept per detector (see `analyze_repair`), and the characters their keys may hold in all
+# (the key holds the question, the context and the repair's text).
+REPAIRS_CACHED = 256
+REPAIR_CACHE_CHARS = 4_000_000
 
 # Findings are listed most severe first: what an operator should read first.
 _FINDING_ORDER = {
@@ -78,6 +84,8 @@ class HallucinationDetector:
         self.score_model = model_for(self.config.score_model_path)
         self._stats_lock = threading.Lock()
         self._stats = {"inspected": 0, "flagged": 0}
+        self._repairs: BoundedLRU[tuple[object, ...], dict[str, CheckResult]] = BoundedLRU(REPAIRS_CACHED,
+                                                                                          REPAIR_CACHE_CHARS)
 
     @property
     def ner_backend(self) -> str:
@@ -86,9 +94,31 @@ class HallucinationDetector:
     def analyze(self, inspection: Inspection, history: Sequence[Fingerprint] = ()) -> HallucinationReport:
         """Inspect one answer against its context and the given drift history. Records nothing."""
         started = time.perf_counter()
-        checks: dict[str, CheckResult] = {}
-        for check in self._checks:
-            checks[check.name] = check.run(inspection)
+        checks = self._run_checks(inspection)
+        return self._report(inspection, checks, history, started)
+
+    def analyze_repair(self, inspection: Inspection, history: Sequence[Fingerprint] = ()) -> HallucinationReport:
+        """`analyze` for a repair's text (heal/healer.py). A repair recurs where the answer does: a help desk's
+        model repeats the same wrong figure to everyone asking, and the same sources give the same rewrite or
+        the same patch each time. Every check but drift is a function of the inspection alone (its question,
+        context, answer, citations, tenant and the answer's entities), so their results for a repair already
+        checked against the same inputs are read back rather than computed again; drift, which reads the
+        history, and the score are computed every time. Only repairs are kept: an original answer recurs
+        rarely, a repair of it whenever it does."""
+        started = time.perf_counter()
+        key = _repair_key(inspection)
+        checks = self._repairs.get(key)
+        if checks is None:
+            checks = self._run_checks(inspection)
+            self._repairs.put(key, checks, _repair_chars(inspection))
+        return self._report(inspection, dict(checks), history, started)  # a copy: drift joins it
+
+    def _run_checks(self, inspection: Inspection) -> dict[str, CheckResult]:
+        """Every check but drift (the one that reads a history)."""
+        return {check.name: check.run(inspection) for check in self._checks}
+
+    def _report(self, inspection: Inspection, checks: dict[str, CheckResult], history: Sequence[Fingerprint],
+                started: float) -> HallucinationReport:
         checks["drift"] = self._drift.evaluate(inspection, history)
         report = self._assemble(inspection, checks, started)
         self._count(report)
@@ -191,6 +221,19 @@ class HallucinationDetector:
     def reset_stats(self) -> None:
         with self._stats_lock:
             self._stats = {"inspected": 0, "flagged": 0}
+
+
+def _repair_key(inspection: Inspection) -> tuple[object, ...]:
+    """Everything of an inspection the checks but drift read: equal keys, equal results. The tenant is in it so
+    that no tenant is ever handed a result computed for another's answer."""
+    return (inspection.tenant, inspection.question, inspection.answer, inspection.chunks, inspection.sources,
+            inspection.citations, inspection.answer_entities)
+
+
+def _repair_chars(inspection: Inspection) -> int:
+    """The characters a repair's key holds: what its entry weighs in the cache."""
+    return (len(inspection.question) + len(inspection.answer) + sum(len(c.text) for c in inspection.chunks)
+            + sum(map(len, inspection.sources)))
 
 
 def _ordered_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:

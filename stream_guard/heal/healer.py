@@ -25,7 +25,7 @@ A repair that removed something ends with one note naming what (`note.py`); the 
 delivered only if it is prose a person can read that reads like the answer it replaces (`readability.py`: no
 JSON, markup, key-value dump, chunk id or run of whole chunks; no first person or quotation spliced into the
 answer's voice, no crawl artefact, one note, lists still counting), carries no credential and nothing addressed
-to a model (`delivery_safety.py`), and its re-inspection (`detector.analyze`, same context and drift history) is
+to a model (`delivery_safety.py`), and its re-inspection (`detector.analyze_repair`, same context and drift history) is
 not flagged and has no contradiction, no fabricated entity and low or medium risk. When no repair
 passes, the result is not applied and the answer routes to fallback; with `decline_on_failure` (the
 seed's behaviour, stream_guard.compat) the configured safe decline is served instead. Nothing here
@@ -67,6 +67,8 @@ class Analyzer(Protocol):
     config: DetectorConfig
 
     def analyze(self, inspection: Inspection, history: Sequence[Fingerprint]) -> HallucinationReport: ...
+
+    def analyze_repair(self, inspection: Inspection, history: Sequence[Fingerprint]) -> HallucinationReport: ...
 
 
 def choose_strategy(report: HallucinationReport, drift_decides: bool = False) -> str:
@@ -246,7 +248,7 @@ class HallucinationHealer:
             healed = healed.with_entities(
                 tuple(Entity(e.text, e.label) for e in original.answer_entities if e.text in text)  # no offsets
             )
-        return self.detector.analyze(healed, history)
+        return self.detector.analyze_repair(healed, history)
 
     def _applied(
         self,

@@ -1,13 +1,16 @@
 import pytest
 from hypothesis import given, strategies as st
 
+from stream_guard.checks.faithfulness import FaithfulnessCheck
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.engine.detector import HallucinationDetector
 from stream_guard.engine.history import MemoryHistory
-from stream_guard.text.inspection import Inspection
+from stream_guard.text.fingerprint import event_fingerprint
+from stream_guard.text.inspection import Entity, Inspection
 from stream_guard.wire.report import Risk
 
 from scenarios import CLEAN, PRICE_CONTEXT, PRICE_DRIFTED, PRICE_QUESTION, PRICE_STABLE, RETURN_POLICY
+from verdicts import without_timings
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +62,49 @@ def test_batched_entities_give_the_same_report_as_one_at_a_time(detector):
         together = detector.analyze(pre, ())
         assert alone.hallucination_score == together.hallucination_score
         assert alone.hallucinated_statements == together.hallucinated_statements
+
+
+def _repair_detector(monkeypatch) -> tuple[HallucinationDetector, list[str]]:
+    """A fresh detector (its own repairs cache) and the answers its faithfulness check has run on."""
+    ran: list[str] = []
+    run = FaithfulnessCheck.run
+    monkeypatch.setattr(FaithfulnessCheck, "run", lambda self, inspection: ran.append(inspection.answer)
+                        or run(self, inspection))
+    return HallucinationDetector(DetectorConfig(db_path=":memory:", ner="regex", log_flagged=False),
+                                 history=MemoryHistory()), ran
+
+
+def _price(answer: str, tenant: str = "default", question: str = PRICE_QUESTION) -> Inspection:
+    return Inspection.build(question, PRICE_CONTEXT, answer, tenant=tenant).with_entities(())
+
+
+def test_a_recurring_repair_is_checked_once_and_reported_as_analyze_reports_it(monkeypatch):
+    detector, ran = _repair_detector(monkeypatch)
+    first = detector.analyze_repair(_price(PRICE_DRIFTED))
+    again = detector.analyze_repair(_price(PRICE_DRIFTED))  # another event's inspection: its own memo
+    assert ran == [PRICE_DRIFTED]
+    fresh = detector.analyze(_price(PRICE_DRIFTED))
+    assert without_timings(again.to_dict()) == without_timings(first.to_dict()) == without_timings(fresh.to_dict())
+
+
+def test_a_repair_is_checked_again_when_anything_it_reads_differs(monkeypatch):
+    detector, ran = _repair_detector(monkeypatch)
+    detector.analyze_repair(_price(PRICE_DRIFTED))
+    detector.analyze_repair(_price(PRICE_DRIFTED, tenant="other"))
+    detector.analyze_repair(_price(PRICE_DRIFTED, question="What does SKU-1 cost now?"))
+    detector.analyze_repair(_price(PRICE_DRIFTED).with_entities((Entity("Acme", "ORG"),)))
+    detector.analyze_repair(_price(PRICE_STABLE))
+    assert len(ran) == 5
+
+
+def test_a_recurring_repair_is_judged_for_drift_against_its_own_history(monkeypatch):
+    detector, _ = _repair_detector(monkeypatch)
+    stable = _price(PRICE_STABLE)
+    history = [event_fingerprint(stable, PRICE_STABLE)] * 3
+    assert not detector.analyze_repair(_price(PRICE_DRIFTED)).drift_detected
+    drifted = detector.analyze_repair(_price(PRICE_DRIFTED), history)
+    assert drifted.drift_detected
+    assert without_timings(drifted.to_dict()) == without_timings(detector.analyze(_price(PRICE_DRIFTED), history).to_dict())
 
 
 def test_findings_are_listed_most_severe_first(detector):

@@ -62,6 +62,9 @@ class ScriptedDetector:
         self.calls.append((inspection, tuple(history)))
         return self.judge(inspection.answer)
 
+    def analyze_repair(self, inspection: Inspection, history: Sequence[Fingerprint] = ()) -> HallucinationReport:
+        return self.analyze(inspection, history)
+
     @property
     def analyzed(self) -> list[str]:
         return [i.answer for i, _ in self.calls]
