@@ -28,6 +28,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from stream_guard.agents.clients import Reader, partition_key, read_all, start_producer
 from stream_guard.agents.embedded_broker import die_with_parent, free_port
+from stream_guard.agents.topics import TopicSpec, ensure_topics
 from stream_guard.wire.deadletter import view as dead_letter_view
 from stream_guard.wire.schemas import by_name, schema
 from stream_guard.config.load import load
@@ -187,6 +188,11 @@ def event(event_id: str, question: str, context: list[str], answer: str, tenant:
           **extra: Any) -> bytes:
     return orjson.dumps({"event_id": event_id, "tenant": tenant, "question": question, "context": context,
                          "answer": answer, **extra})
+
+
+async def create_topic(broker: str, topic: str, partitions: int = 1) -> None:
+    """A plain topic for a test, created as the service creates its own (agents/topics.ensure_topics)."""
+    await ensure_topics(StreamSettings(broker=broker), specs=[TopicSpec(topic, partitions, 1)])
 
 
 async def _produce(broker: str, topic: str, payloads: Sequence[bytes | None], pace_s: float,

@@ -12,9 +12,8 @@ from typing import Any
 
 import orjson
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.structs import ConsumerRecord
-from streamkit import Names, Worker, event, new_worker, produce, wait_for
+from streamkit import Names, Worker, create_topic, event, new_worker, produce, wait_for
 
 from stream_guard.agents.cli import _tail
 from stream_guard.agents.clients import OpenEnd, Reader, read_all, start_producer
@@ -44,12 +43,7 @@ def test_a_read_ends_after_two_empty_fetches_at_or_past_the_listed_end() -> None
 
 
 async def _batched(broker: str, topic: str, per_partition: int, partitions: int) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=broker)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(topic, partitions, 1)])
-    finally:
-        await admin.close()
+    await create_topic(broker, topic, partitions)
     producer = await start_producer(broker)
     try:  # sent without waiting: the producer packs them into multi-record batches
         sent = [await producer.send(topic, f"{{\"n\": {i}}}".encode(), partition=i % partitions)
@@ -143,12 +137,7 @@ def test_a_full_read_goes_on_while_records_keep_arriving(kafka_bootstrap: str, t
     topic = f"t{id(tmp_path):x}.trickle"
 
     async def trickle_and_read() -> list[ConsumerRecord]:
-        admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
-        await admin.start()
-        try:
-            await admin.create_topics([NewTopic(topic, 1, 1)])
-        finally:
-            await admin.close()
+        await create_topic(kafka_bootstrap, topic)
         producer = await start_producer(kafka_bootstrap)
 
         async def trickle() -> None:  # 12 records over about 3 s: longer than the read's 1 s timeout

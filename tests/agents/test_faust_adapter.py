@@ -12,13 +12,13 @@ import aiokafka
 import msgspec
 import pytest
 from aiokafka import TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from faust.stores import STORES
 from faust.stores.rocksdb import RocksDBOptions
 from faust.types import TP
 from faust.types.tuples import ConsumerMessage
 
 from prometheus_client.parser import text_string_to_metric_families
+from streamkit import create_topic
 
 from stream_guard.agents.faust_adapter import (STORE_SCHEME, GuardApp, RocksDBMemory, SharedMemoryStore,
                                                keep_queued_on_resume, rocksdb_memory, rocksdb_options,
@@ -97,12 +97,7 @@ def test_a_seek_puts_a_partition_never_committed_back_at_its_start(kafka_bootstr
     topic = f"t-seek-{time.monotonic_ns():x}"
 
     async def positions_after_seek() -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
-        admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
-        await admin.start()
-        try:
-            await admin.create_topics([NewTopic(topic, 2, 1)])
-        finally:
-            await admin.close()
+        await create_topic(kafka_bootstrap, topic, 2)
         producer = aiokafka.AIOKafkaProducer(bootstrap_servers=kafka_bootstrap)
         await producer.start()
         try:
