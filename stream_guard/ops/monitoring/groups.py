@@ -60,9 +60,6 @@ class TenantGroups:
         self._records.setdefault(tenant, []).append(record)
         self._bytes += len(record) + 1
 
-    def __len__(self) -> int:
-        return len(self._records)
-
     def take(self) -> list[tuple[str, bytes]]:
         """Every tenant's group record (tenant, value), in the order tenants first came; gathers afresh."""
         out = [(tenant, group_record(tenant, records)) for tenant, records in self._records.items()]
