@@ -135,11 +135,21 @@ PROBE = {"event_id": "probe", "tenant": "support", "question": "How much does th
          "answer": "The Pro plan costs $10 per month, billed monthly, says Maria Lopez. Bring the original receipt."}
 
 
+# Issue 16 states its per-event target "start-up included for a 2,000-event file"; the RAGTruth corpus has 571
+# events, so its own with-start-up figure spreads start-up over 3.5 times fewer events than the target does.
+TARGET_FILE_EVENTS = 2000
+
+
 def per_event(total: dict[str, float], startup: dict[str, float], n: int) -> dict[str, float]:
-    """`total` over n events, with start-up and without (`startup`: a run that pays all of it, on one event)."""
+    """`total` over n events, with start-up and without (`startup`: a run that pays all of it, on one event), and
+    with start-up spread over a file of TARGET_FILE_EVENTS such events (the per-event cost without start-up,
+    plus start-up / TARGET_FILE_EVENTS: what the issue's target measures, whatever the corpus's length)."""
+    without = (total["cpu_s"] - startup["cpu_s"]) / n
     return {"events": n, "cpu_s": total["cpu_s"], "rss_mb": total["rss_mb"],
             "ms_per_event_with_startup": round(total["cpu_s"] * 1000 / n, 3),
-            "ms_per_event_without_startup": round((total["cpu_s"] - startup["cpu_s"]) * 1000 / n, 3)}
+            "ms_per_event_without_startup": round(without * 1000, 3),
+            f"ms_per_event_in_a_{TARGET_FILE_EVENTS}_event_file":
+                round((without + startup["cpu_s"] / TARGET_FILE_EVENTS) * 1000, 3)}
 
 
 # --- where the CPU goes, in this process ---------------------------------------------------------------------
@@ -382,8 +392,10 @@ def markdown(result: dict[str, Any]) -> str:
     for name, r in startup.items():
         out.append(f"| {name} | {r['cpu_s']} ({r['cpu_s_range'][0]}–{r['cpu_s_range'][1]}) | {r['rss_mb']} |")
     out.append("")
-    out.append("| corpus | run | events | CPU ms/event, start-up included | without start-up | ours / this, "
-               "with / without start-up | peak RSS MB |\n|---|---|---|---|---|---|---|")
+    in_file = f"ms_per_event_in_a_{TARGET_FILE_EVENTS}_event_file"
+    out.append(f"| corpus | run | events | CPU ms/event, start-up included | without start-up | in a "
+               f"{TARGET_FILE_EVENTS:,}-event file | ours / this, with / without start-up | peak RSS MB |\n"
+               "|---|---|---|---|---|---|---|---|")
     for corpus, runs in result["check"].items():
         ours = runs["ours"]
         for label, r in runs.items():
@@ -391,7 +403,7 @@ def markdown(result: dict[str, Any]) -> str:
                 f"{ours['ms_per_event_with_startup'] / r['ms_per_event_with_startup']:.2f} / "
                 f"{ours['ms_per_event_without_startup'] / max(1e-9, r['ms_per_event_without_startup']):.2f}")
             out.append(f"| {corpus} | {label} | {r['events']} | {r['ms_per_event_with_startup']} | "
-                       f"{r['ms_per_event_without_startup']} | {ratio} | {r['rss_mb']} |")
+                       f"{r['ms_per_event_without_startup']} | {r.get(in_file, '')} | {ratio} | {r['rss_mb']} |")
     for corpus, r in result["stages"].items():
         out.append(f"\n{corpus}: {r['ms_per_event']} ms/event in-process ({r['ner']})\n")
         out.append("| stage | ms/event |  | kind of work | ms/event |\n|---|---|---|---|---|")

@@ -1,5 +1,6 @@
-"""Every `stream-guard ...` and `make ...` command the README and deploy/*.md show names a command, options and
-targets that exist: each is resolved against the parser the command really builds and the Makefile's targets.
+"""Every `stream-guard ...` and `make ...` command the README, docs/MEASUREMENTS.md and deploy/*.md show names a
+command, options and targets that exist: each is resolved against the parser the command really builds and the
+Makefile's targets.
 Cheap (no command is run), so it is in `make test`; tests/test_readme_commands.py runs the offline ones."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from markdown_it import MarkdownIt
 from cli_parsers import COMMANDS, parser_of
 from labelled_data import REPO
 
-DOCS = [REPO / "README.md", *sorted((REPO / "deploy").glob("*.md"))]
+DOCS = [REPO / "README.md", REPO / "docs" / "MEASUREMENTS.md", *sorted((REPO / "deploy").glob("*.md"))]
 # Where a command starts: at the start, after a shell pipe or separator, or after `kubectl exec POD --`; behind
 # environment assignments and a path (.venv/bin/). Elsewhere `stream-guard` is a name (`-n stream-guard`).
 INVOCATION = re.compile(r"(?:^|[|;&(]\s*|\s--\s+)(?:[A-Z_]+=\S*\s+)*(?:\S*/)?(stream-guard|make)(?=\s|$)")
