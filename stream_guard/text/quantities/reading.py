@@ -265,7 +265,7 @@ def _parse_digits(text: str, toks: list[_Tok], i: int) -> _Parse | int | None:
 def _read_glued_suffix(toks: list[_Tok], i: int, parse: _Parse) -> _Parse | int | None:
     """Handle what is glued right after the digits: %, units, scales, ordinals, hyphen compounds, ranges,
     fractions, times and versions. Returns an int to skip a non-quantity, or None to continue."""
-    tok, nxt = toks[i], toks[i + 1]
+    nxt = toks[i + 1]
     after = toks[i + 2] if i + 2 < len(toks) else None
     glued_after = after is not None and _glued(nxt, after)
     if nxt.text == "%":
