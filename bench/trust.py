@@ -34,6 +34,14 @@ Figures, per task type (QA, Summary, Data2txt) and overall, on ragtruth_dev + ra
 - CPU: user + system seconds of the `check` child per event, and the same minus start-up (a one-event run, times
   the number of judge processes the run used).
 
+Uncertainty (bench/_uncertainty.py): every share of answers (kept, caught, readable, strict, flags explained) is
+printed and stored with its count and the count it is a share of, and a Wilson 95% interval (`<share>_wilson95`;
+for a mean over seeds, of the mean counts). Answers are treated as independent there, which they are not (six
+models answer each source), so the Wilson interval is narrower than the truth. Caught at 90% kept and ROC AUC get
+a grouped bootstrap 95% interval (`caught_at_90_kept_bootstrap95`, `auc_bootstrap95`: --draws resamples of whole
+sources, seeded; in cross-validation the mean over seeds of each resample's figure). bench/trust_slices.py reads a
+--dump to say how far a slice the size of the locked one falls from the cross-validated figures by chance.
+
 summedits_dev and halueval_qa_dev are judged at the shipped defaults (kept, caught, AUC, caught at 90% kept in
 sample).
 
@@ -97,6 +105,7 @@ from _data import (  # noqa: E402
     split_rows,
     store_run,
 )
+from _uncertainty import grouped_bootstrap, wilson  # noqa: E402
 
 TARGETS = ("ragtruth_dev", "ragtruth_d2t_dev")
 OTHERS = ("summedits_dev", "halueval_qa_dev")
@@ -173,22 +182,27 @@ def outcome(row: dict[str, Any], verdict: dict[str, Any]) -> Counter[str]:
     return c
 
 
-def shares(c: Counter[str]) -> dict[str, Any]:
-    def share(part: str, whole: str) -> float | None:
-        return round(c[part] / c[whole], 4) if c[whole] else None
+# Each share: (the count, the count it is a share of).
+SHARES = {"faithful_kept": ("kept", "faithful"), "hallucinated_caught": ("caught", "hallucinated"),
+          "changed_readable": ("readable", "changed"), "changed_readable_strict": ("strict_readable", "changed"),
+          "flags_explained": ("explained", "flagged")}
 
-    out: dict[str, Any] = {
-        "faithful": c["faithful"], "hallucinated": c["hallucinated"],
-        "faithful_kept": share("kept", "faithful"),
-        "hallucinated_caught": share("caught", "hallucinated"),
-        "changed": c["changed"],
-        "changed_readable": share("readable", "changed"),
-        "changed_readable_strict": share("strict_readable", "changed"),
-        "flagged": c["flagged"],
-        "flags_explained": share("explained", "flagged"),
-        "unflagged_routed": c["unflagged_routed"],
-        "silent": c["silent"],
-    }
+
+def interval(successes: float, n: float) -> list[float] | None:
+    """The Wilson 95% interval of a share, as stored (4 places)."""
+    bounds = wilson(successes, n)
+    return [round(b, 4) for b in bounds] if bounds else None
+
+
+def shares(c: Counter[str]) -> dict[str, Any]:
+    """Each share beside its count and Wilson 95% interval (`<share>_wilson95`); the counts it is taken over."""
+    out: dict[str, Any] = {"faithful": c["faithful"], "hallucinated": c["hallucinated"], "changed": c["changed"],
+                           "flagged": c["flagged"]}
+    for name, (part, whole) in SHARES.items():
+        out[part] = c[part]
+        out[name] = round(c[part] / c[whole], 4) if c[whole] else None
+        out[f"{name}_wilson95"] = interval(c[part], c[whole])
+    out["unflagged_routed"], out["silent"] = c["unflagged_routed"], c["silent"]
     out["details"] = {k: v for k, v in sorted(c.items()) if ":" in k}
     return out
 
@@ -240,6 +254,40 @@ def aucs(rows: Sequence[dict[str, Any]], scores: Sequence[float]) -> dict[str, A
         cells = [v for v in cells if v is not None]
         out["within_model_task_macro"] = round(statistics.mean(cells), 4) if cells else None
     return out
+
+
+def ranking_intervals(rows: Sequence[dict[str, Any]], score_sets: Sequence[Sequence[float]],
+                      draws: int) -> dict[str, dict[str, list[float] | None]]:
+    """Grouped bootstrap 95% intervals (sources resampled, seeded) of caught at 90% kept and ROC AUC, per task
+    and overall: the mean over `score_sets` (one per fold seed in cross-validation) of each resample's figure."""
+    labels = [int(r["label"]) for r in rows]
+    groups = [group_key(r) for r in rows]
+    out: dict[str, dict[str, list[float] | None]] = {}
+    for column in [*sorted({task_of(r) for r in rows}), "all"]:
+        idx = [i for i, r in enumerate(rows) if column in ("all", task_of(r))]
+
+        def mean_of(figure: Any) -> Any:
+            def statistic(picked: list[int]) -> float | None:
+                ys = [labels[idx[j]] for j in picked]
+                if not 0 < sum(ys) < len(ys):
+                    return None
+                return statistics.mean(figure(ys, [scores[idx[j]] for j in picked]) for scores in score_sets)
+            bounds = grouped_bootstrap([groups[i] for i in idx], statistic, draws=draws, seed=len(idx))
+            return [round(b, 4) for b in bounds] if bounds else None
+
+        out[column] = {"caught_at_90_kept": mean_of(caught_at_keep),
+                       "auc": mean_of(lambda ys, scores: roc_auc(scores, ys))}
+    return out
+
+
+def with_intervals(block: dict[str, Any], rows: Sequence[dict[str, Any]], score_sets: Sequence[Sequence[float]],
+                   draws: int) -> dict[str, Any]:
+    """A block of figures with the bootstrap intervals beside caught at 90% kept (in its outcomes) and AUC
+    (`auc_bootstrap95`)."""
+    found = ranking_intervals(rows, score_sets, draws) if draws else {}
+    outcomes = {c: {**o, "caught_at_90_kept_bootstrap95": found.get(c, {}).get("caught_at_90_kept")}
+                for c, o in block["outcomes"].items()}
+    return {**block, "outcomes": outcomes, "auc_bootstrap95": {c: f["auc"] for c, f in found.items()}}
 
 
 def held_out_row(seed: int, row: dict[str, Any], verdict: dict[str, Any], threshold: float) -> dict[str, Any]:
@@ -362,15 +410,16 @@ def penalty_sweep(examples: Sequence[Example], targets: int, seeds: Sequence[int
 
 def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[int], folds: int,
                    short: Sequence[dict[str, Any]] = (), penalties: Sequence[float] = (),
-                   dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                   dump: list[dict[str, Any]] | None = None, draws: int = 0) -> dict[str, Any]:
     """Grouped CV over the target rows and, when given, the short-answer rows the shipped model is also fitted on
     (their figures reported apart, under "short"). Each target row's held-out verdict is appended to `dump` when
-    given (`held_out_row`)."""
+    given (`held_out_row`). The summaries carry `draws`-resample bootstrap intervals of the seed-mean caught at
+    90% kept and AUC."""
     everything = list(rows) + list(short)
     base, _ = judge(everything, workdir, "never_flag", config=never_flag(workdir))
     examples = examples_of(everything, base)
     groups = [e.group for e in examples]
-    runs = []
+    runs, score_sets, short_sets = [], [], []
     for seed in seeds:
         fold = score_model.group_folds(groups, folds, seed)
         verdicts: list[dict[str, Any]] = [{}] * len(everything)
@@ -385,6 +434,8 @@ def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[in
             for i, v in zip(held, judged):
                 verdicts[i], thresholds[i] = v, rule.threshold
         mine = verdicts[:len(rows)]
+        score_sets.append([float(v["hallucination_score"]) for v in mine])
+        short_sets.append([float(v["hallucination_score"]) for v in verdicts[len(rows):]])
         if dump is not None:
             dump.extend(held_out_row(seed, r, v, t) for r, v, t in zip(rows, mine, thresholds))
         run = {"seed": seed, "outcomes": figures(rows, mine),
@@ -398,11 +449,12 @@ def cross_validate(rows: list[dict[str, Any]], workdir: Path, seeds: Sequence[in
             run["short"] = {"outcomes": figures(short, theirs),
                             "auc": aucs(short, [float(v["hallucination_score"]) for v in theirs])}
         runs.append(run)
-    out = {"seeds": list(seeds), "folds": folds, "runs": runs, "summary": summarize(runs)}
+    out = {"seeds": list(seeds), "folds": folds, "runs": runs,
+           "summary": with_intervals(summarize(runs), rows, score_sets, draws)}
     if penalties:
         out["penalties"] = penalty_sweep(examples, len(rows), seeds, folds, penalties)
     if short:
-        out["short_summary"] = summarize([r["short"] for r in runs])
+        out["short_summary"] = with_intervals(summarize([r["short"] for r in runs]), short, short_sets, draws)
     return out
 
 
@@ -473,7 +525,13 @@ def summarize(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
             return None
         return {"mean": round(statistics.mean(numbers), 4), "min": min(numbers), "max": max(numbers)}
 
-    return {"outcomes": walk([r["outcomes"] for r in runs]), "auc": walk([r["auc"] for r in runs])}
+    outcomes = walk([r["outcomes"] for r in runs])
+    for column in outcomes.values():
+        for name, (part, whole) in SHARES.items():
+            # The interval of the mean over seeds: the mean count over the mean count it is a share of.
+            k, n = column[part], column[whole]
+            column[f"{name}_wilson95"] = interval(k["mean"], n["mean"]) if k and n else None
+    return {"outcomes": outcomes, "auc": walk([r["auc"] for r in runs])}
 
 
 # --- the shipped build ---------------------------------------------------------------------------------------
@@ -490,10 +548,11 @@ def as_shipped(name: str, rows: list[dict[str, Any]], workdir: Path) -> tuple[li
     return verdicts, cpu
 
 
-def shipped_figures(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def shipped_figures(rows: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]], draws: int) -> dict[str, Any]:
     """Figures of the shipped build on these rows (its weights were fitted on all of ragtruth_dev and
-    ragtruth_d2t_dev, so for those files they are in sample)."""
-    return {"outcomes": figures(rows, verdicts), "auc": aucs(rows, [float(v["hallucination_score"]) for v in verdicts])}
+    ragtruth_d2t_dev, so for those files they are in sample), with their intervals."""
+    scores = [float(v["hallucination_score"]) for v in verdicts]
+    return with_intervals({"outcomes": figures(rows, verdicts), "auc": aucs(rows, scores)}, rows, [scores], draws)
 
 
 def development_rows(name: str, locked: bool) -> list[dict[str, Any]]:
@@ -514,6 +573,8 @@ def main() -> None:
                              "by the shortcut over the never-flagging run")
     parser.add_argument("--dump", type=Path, help="also write every development answer's held-out verdict per seed "
                         "to this JSONL file (not with --locked)")
+    parser.add_argument("--draws", type=int, default=1000, help="grouped bootstrap resamples for the intervals "
+                        "of caught at 90%% kept and AUC (default 1000; 0: none)")
     add_data_option(parser)
     args = parser.parse_args()
     if args.dump and args.locked:
@@ -529,24 +590,23 @@ def main() -> None:
         for name in TARGETS + OTHERS:
             rows = development_rows(name, args.locked)
             verdicts, cpu = as_shipped(name, rows, workdir)
-            run["datasets"][name] = {"cpu": cpu, "shipped": shipped_figures(rows, verdicts)}
+            run["datasets"][name] = {"cpu": cpu, "shipped": shipped_figures(rows, verdicts, args.draws)}
             if name in TARGETS:
                 targets += rows
                 target_verdicts += verdicts
-        run["targets"] = {"shipped": shipped_figures(targets, target_verdicts)}
+        run["targets"] = {"shipped": shipped_figures(targets, target_verdicts, args.draws)}
         short_names = () if args.without_short else SHORT
         if args.locked:
             dev = [r for name in TARGETS + short_names for r in development_rows(name, False)]
             base, _ = judge(dev, workdir, "never_flag", config=never_flag(workdir))
             rule = fit_rule(examples_of(dev, base))
             verdicts = judge_with(rule, targets, workdir, "locked_refit")
-            run["targets"]["fitted_on_development"] = {
-                "outcomes": figures(targets, verdicts),
-                "auc": aucs(targets, [float(v["hallucination_score"]) for v in verdicts]), "threshold": rule.threshold}
+            run["targets"]["fitted_on_development"] = {**shipped_figures(targets, verdicts, args.draws),
+                                                       "threshold": rule.threshold}
         else:
             short = [r for name in short_names for r in development_rows(name, False)]
             run["targets"]["cv"] = cross_validate(targets, workdir, args.seeds, args.folds, short, args.penalties,
-                                                  dumped)
+                                                  dumped, args.draws)
     run["seconds"] = round(time.perf_counter() - started, 1)
     path = store_run("trust", args.label, run)
     if args.dump and dumped is not None:
@@ -568,6 +628,34 @@ def _f(value: Any) -> str:
     return "    -" if value is None else f"{value:5.3f}" if isinstance(value, float) else f"{value:5d}"
 
 
+def _count(value: Any) -> str:
+    """A count, or a mean count over seeds to one place."""
+    value = value.get("mean") if isinstance(value, dict) else value
+    return f"{value:g}" if isinstance(value, int) or float(value).is_integer() else f"{value:.1f}"
+
+
+def _cell(outcomes: dict[str, Any], key: str) -> str:
+    """A share with its count (part/whole) and 95% interval: Wilson for shares of answers, the grouped bootstrap
+    for caught at 90% kept."""
+    value = outcomes.get(key)
+    if isinstance(value, dict):
+        value = value.get("mean")
+    if value is None:
+        return "-"
+    if key in SHARES:
+        part, whole = SHARES[key]
+        counts, bounds = f"{_count(outcomes[part])}/{_count(outcomes[whole])}", outcomes.get(f"{key}_wilson95")
+    else:  # caught at 90% kept: a share of the hallucinated answers
+        whole = outcomes["hallucinated"]
+        whole = whole.get("mean") if isinstance(whole, dict) else whole
+        counts, bounds = f"{_count(round(value * whole, 1))}/{_count(whole)}", outcomes.get(f"{key}_bootstrap95")
+    return f"{value:.3f} {counts} {_bounds(bounds)}"
+
+
+def _bounds(bounds: Sequence[float] | None) -> str:
+    return f"{bounds[0]:.2f}-{bounds[1]:.2f}" if bounds else ""
+
+
 def report(run: dict[str, Any]) -> None:
     t = run["targets"]
     columns = [c for c in (*TASKS, "all") if c in t["shipped"]["outcomes"]]
@@ -577,12 +665,14 @@ def report(run: dict[str, Any]) -> None:
     if "fitted_on_development" in t:
         blocks.append(("refit on dev, judged here", t["fitted_on_development"]))
     print(f"== ragtruth_dev + ragtruth_d2t_dev ({run['rows']} rows)")
-    print(f"   {'':<12}" + "".join(f"{c:>10}" for c in columns))
+    print("   share (part/whole, 95% interval: Wilson; caught@90 and AUC: grouped bootstrap of sources)")
+    print(f"   {'':<12}" + "".join(f"{c:>28}" for c in columns))
     for title, block in blocks:
         print(f"   -- {title}")
         for label, key in _ROWS:
-            print(f"   {label:<12}" + "".join(f"{_f(block['outcomes'][c][key]):>10}" for c in columns))
-        print(f"   {'ROC AUC':<12}" + "".join(f"{_f(block['auc'].get(c)):>10}" for c in columns))
+            print(f"   {label:<12}" + "".join(f"{_cell(block['outcomes'][c], key):>28}" for c in columns))
+        print(f"   {'ROC AUC':<12}" + "".join(
+            f"{_f(block['auc'].get(c)) + ' ' + _bounds(block.get('auc_bootstrap95', {}).get(c)):>28}" for c in columns))
         print(f"   {'AUC model×task':<12}{_f(block['auc'].get('within_model_task_macro')):>8} macro over (model, task) cells")
         print(f"   {'AUC in model':<12}{_f(block['auc'].get('within_model_macro')):>10} macro; "
               + ", ".join(f"{m.split('-instruct')[0].replace('-chat', '')} {_f(v).strip()}"
@@ -608,18 +698,19 @@ def report(run: dict[str, Any]) -> None:
               f"{f['caught_at_90_kept']:.3f}; short answers kept {f['short_kept']:.3f}, caught {f['short_caught']:.3f}")
     if "short_summary" in t.get("cv", {}):
         o, a = t["cv"]["short_summary"]["outcomes"]["all"], t["cv"]["short_summary"]["auc"]
-        print(f"   short answers ({', '.join(SHORT)}), grouped CV: kept {_f(o['faithful_kept']).strip()}, caught "
-              f"{_f(o['hallucinated_caught']).strip()}, caught@90 {_f(o['caught_at_90_kept']).strip()}, AUC "
-              f"{_f(a.get('all')).strip()}, explained {_f(o['flags_explained']).strip()}, strict readable "
-              f"{_f(o['changed_readable_strict']).strip()}")
-    print(f"== shipped defaults{'':<14}{'rows':>6}{'kept':>8}{'caught':>8}{'c@90':>8}{'AUC':>8}{'ms/ev':>8}"
+        o, a = t["cv"]["short_summary"], t["cv"]["short_summary"]["outcomes"]["all"]
+        print(f"   short answers ({', '.join(SHORT)}), grouped CV: kept {_cell(a, 'faithful_kept')}, caught "
+              f"{_cell(a, 'hallucinated_caught')}, caught@90 {_cell(a, 'caught_at_90_kept')}, AUC "
+              f"{_f(o['auc'].get('all')).strip()} {_bounds(o.get('auc_bootstrap95', {}).get('all'))}, explained "
+              f"{_cell(a, 'flags_explained')}, strict readable {_cell(a, 'changed_readable_strict')}")
+    print(f"== shipped defaults{'':<11}{'rows':>5}{'kept':>24}{'caught':>24}{'c@90':>24}{'AUC':>16}{'ms/ev':>8}"
           f"{'-start':>8}")
     for name, d in run["datasets"].items():
         o, cpu = d["shipped"]["outcomes"]["all"], d["cpu"]
-        print(f"   {name:<29}{o['faithful'] + o['hallucinated']:>6}{_f(o['faithful_kept']):>8}"
-              f"{_f(o['hallucinated_caught']):>8}{_f(o['caught_at_90_kept']):>8}{_f(d['shipped']['auc']['all']):>8}"
+        auc = f"{_f(d['shipped']['auc']['all'])} {_bounds(d['shipped'].get('auc_bootstrap95', {}).get('all'))}"
+        print(f"   {name:<26}{o['faithful'] + o['hallucinated']:>5}{_cell(o, 'faithful_kept'):>24}"
+              f"{_cell(o, 'hallucinated_caught'):>24}{_cell(o, 'caught_at_90_kept'):>24}{auc:>16}"
               f"{cpu['cpu_ms_per_event']:>8.2f}{cpu['cpu_ms_per_event_minus_startup']:>8.2f}")
-
 
 if __name__ == "__main__":
     main()

@@ -86,3 +86,53 @@ def test_a_dumped_held_out_row_says_what_happened_to_the_answer_beside_its_label
     assert second["caught"] and second["triggered"] == ["faithfulness"]
     assert second["statements"] == [{"check": "faithfulness", "kind": "weak_support", "statement": "Many fans came.",
                                      "evidence": "no source says 'many'"}]
+
+
+def test_every_share_is_stored_with_its_count_and_wilson_interval():
+    c = trust.Counter(faithful=62, kept=53, hallucinated=64, caught=43, changed=0)
+    got = trust.shares(c)
+    assert (got["kept"], got["faithful"], got["faithful_kept"]) == (53, 62, round(53 / 62, 4))
+    assert got["faithful_kept_wilson95"] == [round(b, 4) for b in trust.wilson(53, 62)]
+    assert got["hallucinated_caught_wilson95"] == [round(b, 4) for b in trust.wilson(43, 64)]
+    # No changed answer: no share, no interval.
+    assert got["changed_readable"] is None and got["changed_readable_wilson95"] is None
+
+
+def test_the_seed_mean_interval_is_the_wilson_interval_of_the_mean_counts():
+    runs = [{"outcomes": {"all": trust.shares(trust.Counter(faithful=10, kept=k, hallucinated=4, caught=2))},
+             "auc": {"all": 0.8}} for k in (8, 9)]
+    summary = trust.summarize(runs)["outcomes"]["all"]
+    assert summary["faithful_kept"]["mean"] == 0.85
+    assert summary["faithful_kept_wilson95"] == [round(b, 4) for b in trust.wilson(8.5, 10)]
+
+
+def test_ranking_intervals_cover_the_figures_and_narrow_with_more_sources():
+    def rows_scores(sources: int) -> tuple[list[dict], list[float]]:
+        rng = random.Random(sources)
+        rows, scores = [], []
+        for s in range(sources):
+            for m in range(6):
+                label = int(rng.random() < 0.4)
+                rows.append({"task_type": "QA", "label": label, "meta": {"source_id": f"s{s}"}, "source": "t"})
+                scores.append(rng.gauss(0.6 if label else 0.35, 0.15))
+        return rows, scores
+
+    widths = []
+    for sources in (10, 60):
+        rows, scores = rows_scores(sources)
+        found = trust.ranking_intervals(rows, [scores], 300)
+        assert set(found) == {"QA", "all"}
+        low, high = found["all"]["auc"]
+        assert low <= trust.roc_auc(scores, [r["label"] for r in rows]) <= high
+        low90, high90 = found["all"]["caught_at_90_kept"]
+        assert low90 <= trust.caught_at_keep([r["label"] for r in rows], scores) <= high90
+        widths.append(high - low)
+    assert widths[1] < widths[0]
+
+
+def test_a_printed_cell_carries_the_share_its_counts_and_its_interval():
+    o = trust.shares(trust.Counter(faithful=62, kept=53, hallucinated=64, caught=43))
+    o["caught_at_90_kept"], o["caught_at_90_kept_bootstrap95"] = 0.5781, [0.46, 0.69]
+    assert trust._cell(o, "faithful_kept") == "0.855 53/62 0.75-0.92"
+    assert trust._cell(o, "caught_at_90_kept") == "0.578 37/64 0.46-0.69"
+    assert trust._cell(o, "changed_readable") == "-"
