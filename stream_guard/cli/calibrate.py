@@ -202,7 +202,7 @@ def _main(args: argparse.Namespace) -> int:
              f"flag_threshold)")
     if args.out:
         cv = decision_metrics(choice.made)
-        in_sample = not refitted and any(s in current.fitted_on for s in sources)
+        in_sample = not refitted and any(s in current.fitted_sources() for s in sources)
         comments = [f"Written by `stream-guard calibrate` on {datetime.now(timezone.utc):%Y-%m-%d}: keep >= "
                     f"{args.keep:.2f} of faithful answers delivered unchanged.",
                     f"Labels: {', '.join(args.labels + args.events)} ({hallucinated} hallucinated, "

@@ -10,12 +10,16 @@ configuration naming it is loaded, not when the first event is judged.
 from __future__ import annotations
 
 import math
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
 import msgspec
 import orjson
+
+# One label file in `fitted_on`: its name, then its count of answers (the list opens the text, joined by " + ").
+_FITTED_FILE = re.compile(r"(?:^| \+ )(.+?) \(\d+ answers?\)")
 
 # Evidence: how much of the answer the context does not support. Every one is 0 for an answer whose every claim
 # is stated by a single source sentence, and its weight is kept at or above 0, so more evidence never lowers
@@ -97,6 +101,12 @@ class ScoreModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
                              f"{', '.join(negative)}")
         if not self.offsets:
             raise ValueError("score model: offsets must name at least one task kind")
+
+    def fitted_sources(self) -> frozenset[str]:
+        """The label files the weights were fitted on, as `fitted_on` names them ("ragtruth_dev (307 answers) +
+        ..."; cli/calibrate.py writes it). Whole names only: a file called "labelled" is not one of them because
+        the text also says "2021 labelled answers"."""
+        return frozenset(_FITTED_FILE.findall(self.fitted_on))
 
     def offset(self, kind: str) -> float:
         """The offset of a task kind; a kind the model was not fitted for takes the nearest one it has."""

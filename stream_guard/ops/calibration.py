@@ -352,7 +352,7 @@ def choose_model(examples: Sequence[Example], current: ScoreModel, keep: float, 
         return ModelChoice(refitting, scores, made,
                            [f"\nrefitted model: ROC AUC {roc_auc(scores, labels):.4f} ({folds}-fold, by group)"])
     scores, made = keeping.cross_validate(examples, folds)
-    seen = [s for s in sources if s in current.fitted_on]
+    seen = [s for s in sources if s in current.fitted_sources()]
     notes = [f"\ncurrent model ({current.fitted_on or 'unnamed'}): ROC AUC {roc_auc(scores, labels):.4f} "
              f"({folds}-fold by group, threshold only"
              + (f"; its weights were fitted on {', '.join(seen)}, so this is in-sample for them)" if seen else ")")]

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import io
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -95,3 +97,15 @@ def test_hallucination_blocked_accepts_a_plain_mapping_and_rejects_junk():
     assert HallucinationBlocked({"risk": "high"}).report == {"risk": "high"}
     with pytest.raises(TypeError):
         HallucinationBlocked(42)
+
+
+def test_a_program_that_never_configures_logging_gets_no_log_lines_on_stderr() -> None:
+    # Python's last-resort handler prints WARNING records of loggers with no handler; a flagged answer in a
+    # program that only uses the library must not write "hallucination flagged" to its stderr.
+    program = ("from stream_guard import HallucinationDetector\n"
+               "report = HallucinationDetector().inspect('How long?', ['Refunds within 14 days.'],"
+               " 'Refunds within 30 days.')\n"
+               "assert report.flagged\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
