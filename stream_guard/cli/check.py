@@ -7,7 +7,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import IO, Iterator, Sequence
+from typing import IO, Iterable, Iterator, Sequence
 
 import orjson
 
@@ -17,7 +17,7 @@ from stream_guard.collector import collect_less_often
 from stream_guard.engine.judging import Judged
 from stream_guard.engine.pool import Pool, count_lines, jobs_for, parse_jobs
 from stream_guard.errors import InputError, StreamGuardError, report
-from stream_guard.wire.events import unknown_field_reason
+from stream_guard.wire.events import split_events, unknown_field_reason
 
 # Failed lines listed on stderr after the summary; every one is in the output too.
 FIRST_ERRORS_SHOWN = 5
@@ -26,9 +26,10 @@ FIRST_ERRORS_SHOWN = 5
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stream-guard check",
-        description="Judge AnswerEvent JSONL offline: one verdict JSON line per input line, in order.",
+        description="Judge AnswerEvents offline (JSONL; or a JSON array, or one pretty-printed event, as `produce` "
+                    "reads them): one verdict JSON line per event, in order.",
     )
-    parser.add_argument("path", nargs="?", default="-", help="JSONL file of AnswerEvents, or - for stdin")
+    parser.add_argument("path", nargs="?", default="-", help="file of AnswerEvents (JSONL, a JSON array or one JSON object), or - for stdin")
     parser.add_argument("--config", help="TOML file with a [detector] table")
     parser.add_argument("--preset", choices=sorted(PRESETS), help="threshold preset (seed domain table)")
     parser.add_argument("--ner", choices=("spacy", "regex", "auto"), help="entity recognizer (default auto)")
@@ -41,10 +42,41 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _numbered_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
-    for number, line in enumerate(stream, start=1):
+def _numbered_lines(stream: Iterable[bytes], start: int = 1) -> Iterator[tuple[int, bytes]]:
+    for number, line in enumerate(stream, start=start):
         if line.strip():
             yield number, line.rstrip(b"\r\n")  # what `produce` sends: the line without its ending
+
+
+def _numbered_payloads(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    """The events of the input, numbered: JSONL line by line, as it streams. A file whose first non-blank line
+    opens a JSON array or object without being one whole value is read as `produce` reads it (a JSON array,
+    pretty-printed or not, or one pretty-printed event, such as the README's contract example): its events are
+    numbered 1, 2, ... in the array; a file that is neither is still read as JSONL, line numbers intact."""
+    head: list[bytes] = []
+    for line in stream:
+        head.append(line)
+        if line.strip():
+            break
+    first = head[-1].strip() if head else b""
+    if first[:1] in (b"[", b"{") and not _whole_json(first):
+        raw = b"".join(head) + stream.read()
+        kind, payloads = split_events(raw)
+        if kind != "JSONL":
+            yield from enumerate(payloads, start=1)
+            return
+        yield from _numbered_lines(raw.splitlines(keepends=True))
+        return
+    yield from _numbered_lines(head)
+    yield from _numbered_lines(stream, start=len(head) + 1)
+
+
+def _whole_json(line: bytes) -> bool:
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 def _check_output(number: int, judged: Judged) -> bytes:
@@ -85,7 +117,7 @@ def _check(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     collect_less_often()  # this process judges (--jobs 1) or reorders a whole file: stream_guard/collector.py
     try:
         with source:
-            for number, judged in judges.judge(_numbered_lines(source)):
+            for number, judged in judges.judge(_numbered_payloads(source)):
                 if judged.ok:
                     routing[str(judged.routing)] += 1
                 else:

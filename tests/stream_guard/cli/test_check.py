@@ -287,3 +287,35 @@ def test_check_collects_young_objects_less_often(tmp_path):
         assert gc.get_threshold()[0] == YOUNG_THRESHOLD
     finally:
         gc.set_threshold(*thresholds)
+
+
+def _run_check_file(path, *args):
+    out, err = io.BytesIO(), io.StringIO()
+    code = cli.run_check(cli.parser().parse_args([str(path), "--ner", "regex", *args]), out, err)
+    return code, [orjson.loads(line) for line in out.getvalue().splitlines()], err.getvalue()
+
+
+def test_a_pretty_printed_event_or_array_is_judged_as_produce_reads_it(tmp_path):
+    # The README's contract example is one event over several lines; `produce` and `serve` take it, so does check.
+    one = tmp_path / "event.json"
+    one.write_bytes(orjson.dumps(BILLING.to_dict(), option=orjson.OPT_INDENT_2))
+    code, out, err = _run_check_file(one)
+    assert code == 0, err
+    assert [v["event_id"] for v in out] == [BILLING.event_id] and out[0]["routing"] == "healed_accept"
+    many = tmp_path / "events.json"
+    many.write_bytes(orjson.dumps([CLEAN.to_dict(), {"event_id": "no-answer"}, BILLING.to_dict()],
+                                  option=orjson.OPT_INDENT_2))
+    code, out, err = _run_check_file(many)
+    assert code == 1  # the second element has no answer
+    assert [v.get("event_id") for v in out] == [CLEAN.event_id, "no-answer", BILLING.event_id]
+    assert out[1]["line"] == 2 and out[1]["field"] == "answer"
+
+
+def test_jsonl_whose_first_line_is_broken_keeps_its_line_numbers(tmp_path):
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b'{"event_id": "broken", \n\n' + orjson.dumps(CLEAN.to_dict()) + b"\n"
+                     + b'{"event_id": "also-broken"\n')
+    code, out, err = _run_check_file(path)
+    assert code == 1
+    assert [v.get("line") for v in out] == [1, None, 4]
+    assert out[1]["event_id"] == CLEAN.event_id
