@@ -11,16 +11,10 @@ Library API (a drop-in for the seed library; `stream_guard.compat` keeps its exa
 
 from __future__ import annotations
 
-import logging
 from importlib import import_module
 from typing import Any
 
 __version__ = "0.2.0"
-
-# A library writes no log line of its own accord (Python's logging HOWTO, and the seed library's choice): without
-# this, Python's last-resort handler printed a bare "hallucination flagged" on stderr for every flagged answer
-# of a program that never configured logging. `configure_logging()` or the program's own handlers turn it on.
-logging.getLogger("stream_guard").addHandler(logging.NullHandler())
 
 # Lazy so that `import stream_guard` stays cheap and never loads spaCy until a detector is built.
 _EXPORTS = {

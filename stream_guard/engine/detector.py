@@ -35,6 +35,12 @@ from stream_guard.engine.explain import SOFT_CHECK, deciding, partial_findings, 
 from stream_guard.text.questions import question_hash
 
 log = logging.getLogger("stream_guard.detector")
+# The detector's "hallucination flagged" record (one per flagged answer) goes to the handlers a program configures
+# (the worker's, `configure_logging()`), never to Python's last-resort handler: a program that only calls
+# `inspect()` and never configured logging got a bare line on stderr per flagged answer. The seed library's logger
+# is silent the same way. Only this logger: the commands' own warnings (the worker waiting for its broker) still
+# reach stderr before any logging is configured.
+log.addHandler(logging.NullHandler())
 
 # Repairs whose checks are kept per detector (see `analyze_repair`), and the characters their keys may hold in all
 # (the key holds the question, the context and the repair's text).
