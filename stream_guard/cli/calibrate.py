@@ -26,7 +26,7 @@ from stream_guard.engine.pool import parse_jobs
 from stream_guard.ops.calibration import (FOLDS, KEEP_STEP, KEEP_TARGETS, MAX_KEEP_RAISE, MIN_PER_CLASS,
                                           MIN_PER_CLASS_TO_REFIT, VERIFY_ROUNDS, CalibrationError, Example, Labelled,
                                           choose_model, choose_threshold,
-                                          config_toml, decisions, default_model_path, labelled_answers,
+                                          config_toml, decisions, default_model_path, keep_counted, labelled_answers,
                                           model_file_for, observe, scores_of, verified_threshold)
 from stream_guard.ops.evaluation import LabelledDecision, decision_metrics
 from stream_guard.scoring.hallucination import model_for
@@ -39,10 +39,14 @@ def _pct(value: float | None) -> str:
 
 
 def operating_points(scores: Sequence[float], examples: Sequence[Example]) -> list[str]:
+    """Per keep target, its threshold and what it does to the answers it is placed on (choose_threshold leaves
+    short extractive answers out when there are others: counting them here showed "keep 0.90 -> kept 79%")."""
+    counted = keep_counted(examples)
+    placed_scores, placed = [scores[i] for i in counted], [examples[i] for i in counted]
     rows = [" keep target  threshold  faithful kept  hallucinated caught  precision  recall"]
     for target in KEEP_TARGETS:
         threshold = choose_threshold(scores, examples, target)
-        m = decision_metrics(decisions(scores, examples, threshold))
+        m = decision_metrics(decisions(placed_scores, placed, threshold))
         rows.append(f"     {target:.2f}      {threshold:7.4f}      {_pct(m['faithful_kept'])}%"
                     f"            {_pct(m['hallucinated_caught'])}%       {_pct(m['precision'])}%  "
                     f"{_pct(m['recall'])}%")
@@ -175,7 +179,8 @@ def _main(args: argparse.Namespace) -> int:
     _say(f"\nCross-validated ({args.folds} folds by group; threshold{' and model' if refitted else ''} chosen on "
          f"the other folds), keep >= {args.keep:.2f}:")
     _say_lines(_breakdown(examples, choice.made))
-    _say("\nOperating points of the chosen model's scores (in-sample, all labelled answers):")
+    _say("\nOperating points of the chosen model's scores (in-sample, on the answers a threshold is placed on: "
+         "short extractive answers, which have their own offset, left out when there are others):")
     _say_lines(operating_points(scores, examples))
     if refitted:
         _say("\nRefitted weights:")

@@ -242,3 +242,16 @@ def test_the_model_names_the_rows_it_was_fitted_on_not_only_the_files() -> None:
     # The shipped model was fitted on the development rows only, and says so with each file's count.
     assert "development rows, locked slice excluded" in DEFAULT_MODEL.fitted_on
     assert "ragtruth_dev (307 answers)" in DEFAULT_MODEL.fitted_on
+
+
+def test_the_operating_points_count_the_answers_their_thresholds_are_placed_on() -> None:
+    # Ten long faithful answers and ten short ones scoring high (their own offset is placed for them): the keep
+    # 0.90 threshold is placed on the long ones, so the table must say it keeps 0.90 of them, not 0.45 of all.
+    from stream_guard.cli.calibrate import operating_points
+
+    short = Observation({}, kind=score_model.SHORT)
+    examples = ([example(0) for _ in range(10)] + [example(0, observation=short) for _ in range(10)]
+                + [example(1) for _ in range(5)])
+    scores = [i / 100 for i in range(10)] + [0.95] * 10 + [0.9] * 5
+    row = next(line for line in operating_points(scores, examples) if line.strip().startswith("0.90"))
+    assert row.split()[2] == "90.0%", row
