@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections import Counter
@@ -65,7 +66,7 @@ def _numbered_payloads(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
         if kind != "JSONL":
             yield from enumerate(payloads, start=1)
             return
-        yield from _numbered_lines(raw.splitlines(keepends=True))
+        yield from _numbered_lines(io.BytesIO(raw))  # split as the stream is: at \n only, never at a lone \r
         return
     yield from _numbered_lines(head)
     yield from _numbered_lines(stream, start=len(head) + 1)

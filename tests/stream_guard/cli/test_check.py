@@ -319,3 +319,14 @@ def test_jsonl_whose_first_line_is_broken_keeps_its_line_numbers(tmp_path):
     assert code == 1
     assert [v.get("line") for v in out] == [1, None, 4]
     assert out[1]["event_id"] == CLEAN.event_id
+
+
+def test_after_a_broken_first_line_lines_split_where_the_stream_splits_them(tmp_path):
+    # JSON allows a carriage return as whitespace; a JSONL line holding one is one event whether or not the
+    # file's first line made check read the file whole.
+    event = orjson.dumps(CLEAN.to_dict()).replace(b'{"', b'{\r"', 1)
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b'{"event_id": "broken", \n' + event + b"\n")
+    code, out, err = _run_check_file(path)
+    assert [v.get("line") for v in out] == [1, None], out
+    assert out[1]["event_id"] == CLEAN.event_id
