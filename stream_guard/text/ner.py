@@ -525,7 +525,8 @@ def _entry_points_by_group() -> Iterator[None]:
 def _products_on_numpy(nlp: Any) -> Any:
     """Run the pipeline's matrix products on numpy's BLAS instead of blis, and return the controller that keeps
     that BLAS to one thread while the pipeline runs (None, and blis kept, without threadpoolctl or a BLAS it
-    can hold to one thread).
+    can hold to one thread; None, numpy's BLAS used, when that BLAS runs on one thread already: a limit set and
+    lifted per call costs locks, and lifting it wakes the second thread, which spins).
 
     thinc multiplies with blis, which picks its kernels by CPU model and falls back to its generic reference
     kernel on one it does not know (an AMD EPYC here: about a third of the NER model's CPU went to that
@@ -546,6 +547,8 @@ def _products_on_numpy(nlp: Any) -> Any:
         for node in model.walk() if model is not None else ():
             if isinstance(node.ops, NumpyOps):
                 node.ops = ops
+    if all(lib.num_threads == 1 for lib in controller.lib_controllers):
+        return None  # already one thread (the stream-guard program starts so: cli.hold_blas_to_one_thread)
     return controller
 
 

@@ -66,3 +66,30 @@ def test_check_on_empty_input_starts_no_judge_process(tmp_path: Path) -> None:
             "from stream_guard.cli import main; assert main(['check', '/dev/null', '--ner', 'spacy', '-q']) == 0\n"
             "assert not started, f'{len(started)} judge process(es) started'")
     assert imported(code) == []
+
+
+def test_the_program_runs_numpy_s_blas_on_one_thread_unless_the_operator_chose(tmp_path: Path) -> None:
+    from stream_guard.cli import hold_blas_to_one_thread
+
+    environ: dict[str, str] = {}
+    hold_blas_to_one_thread(environ)
+    assert environ == {"OPENBLAS_NUM_THREADS": "1"}
+    chosen = {"OPENBLAS_NUM_THREADS": "4"}
+    hold_blas_to_one_thread(chosen)
+    assert chosen == {"OPENBLAS_NUM_THREADS": "4"}
+    # The program itself: `stream-guard check` judging an answer that needs spaCy's NER, in a fresh interpreter
+    # without the variable, has numpy's BLAS on one thread when it has judged (set before numpy was imported).
+    path = event(tmp_path, "Maria Lopez says refunds take 30 days.")
+    code = ("import os, sys; os.environ.pop('OPENBLAS_NUM_THREADS', None)\n"
+            f"sys.argv = ['stream-guard', 'check', {str(path)!r}, '--ner', 'spacy', '-o', {str(path) + '.out'!r},"
+            " '-q', '--jobs', '1']\n"
+            "import atexit\n"
+            "def report():\n"
+            "    from threadpoolctl import threadpool_info\n"
+            "    print([lib['num_threads'] for lib in threadpool_info() if lib['user_api'] == 'blas'], flush=True)\n"
+            "atexit.register(report)  # the program's exit runs the exit handlers (cli/process_exit.py)\n"
+            "from stream_guard.cli import entry\n"
+            "entry()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1]"

@@ -539,3 +539,18 @@ _CITATION_GATE_BITS = st.sampled_from(["http://", "HTTPS://", "httpſ://", "www.
 @settings(max_examples=300, deadline=None)
 def test_the_citation_gate_tells_what_its_one_pattern_told(text: str) -> None:
     assert ner._may_cite(text) == (ner._CITATION_GATE_RE.search(text) is not None)
+
+
+def test_a_blas_already_on_one_thread_is_not_limited_per_call() -> None:
+    recognizer = _spacy_or_skip()
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    recognizer.load()
+    assert recognizer._pipeline is not None
+    nlp, _ = recognizer._pipeline
+    with threadpool_limits(limits=1, user_api="blas"):  # as the stream-guard program starts its processes
+        assert ner._products_on_numpy(nlp) is None  # no limit set and lifted around each call
+    ops = {type(node.ops).__name__: node.ops for node in nlp.get_pipe("ner").model.walk()}
+    assert list(ops) == ["NumpyOps"] and ops["NumpyOps"].use_blis is False  # still numpy's BLAS, not blis
+    if any(lib["num_threads"] > 1 for lib in threadpool_info() if lib["user_api"] == "blas"):
+        assert ner._products_on_numpy(nlp) is not None  # a BLAS on more threads is held to one per call
