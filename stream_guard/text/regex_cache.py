@@ -38,6 +38,7 @@ _FORMAT = 1  # bump when what is stored per pattern changes
 # (pattern, flags) -> (flags after parsing, code, groups - 1, group index, index group)
 _Compiled = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
 _entries: dict[tuple[str, int], _Compiled] | None = None
+_used: set[tuple[str, int]] = set()  # the patterns this process asked for: kept when the file must shrink
 _added = False
 
 
@@ -63,7 +64,9 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - na
     stored = entries.get(key)
     if stored is not None:
         try:
-            return _sre.compile(pattern, *stored)  # type: ignore[no-any-return]
+            built = _sre.compile(pattern, *stored)
+            _used.add(key)
+            return built  # type: ignore[no-any-return]
         except (TypeError, ValueError, RuntimeError):  # not what this engine wrote (_sre checks the code)
             del entries[key]
     try:
@@ -73,8 +76,9 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - na
         stored = built = None
     if built is None:
         return _RE_COMPILE(pattern, flags)
-    if len(entries) < MAX_ENTRIES:
+    if len(entries) < 2 * MAX_ENTRIES:  # what is read and added in one process is bounded too
         entries[key] = stored  # type: ignore[assignment]
+        _used.add(key)
         _note_added()
     return built  # type: ignore[no-any-return]
 
@@ -143,15 +147,31 @@ def save() -> None:
     if not _added or _entries is None:
         return
     _added = False
+    write_atomically(cache_file(), _kept(_entries, _used), prefix=".regex-")
+
+
+def _kept(entries: dict[tuple[str, int], _Compiled], used: set[tuple[str, int]]) -> dict[tuple[str, int], _Compiled]:
+    """At most MAX_ENTRIES of `entries`, dropping the oldest (as read, then as added) of those this process did
+    not use before any it used. A file that only grew would fill up with patterns no release compiles any more
+    (an upgrade's changed ones, say), and then hold none of the new ones: those were compiled on every start-up."""
+    if len(entries) <= MAX_ENTRIES:
+        return entries
+    order = [key for key in entries if key not in used] + [key for key in entries if key in used]
+    kept = set(order[-MAX_ENTRIES:])
+    return {key: value for key, value in entries.items() if key in kept}
+
+
+def write_atomically(target: Path, value: Any, prefix: str) -> None:
+    """`value` marshalled into `target`, replacing it at once (a reader sees the old file or the new one); skipped
+    when it cannot be written. Also the file of text/generated_code.py."""
     import tempfile  # only a run that compiled something new writes
 
-    target = cache_file()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".regex-", suffix=".tmp")
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as file:
-                marshal.dump(_entries, file)
+                marshal.dump(value, file)
             os.replace(temporary, target)
         except BaseException:
             os.unlink(temporary)
@@ -164,3 +184,4 @@ def _reset_for_tests() -> Any:
     """Forget what was read, so a test can point the cache elsewhere."""
     global _entries, _added
     _entries, _added = None, False
+    _used.clear()
