@@ -12,7 +12,8 @@ What a module gets is what it would have compiled: `compile` of the same text, f
 compiler flags inherited (dataclasses and typing import no `__future__` features, so their own `exec` and
 `compile` inherit none: tests/stream_guard/text/test_generated_code.py compares the code objects). The file is
 named for the interpreter's version and its bytecode magic number, so another Python never reads it; one that
-cannot be read or written means compiling as before. At most `MAX_ENTRIES` texts are kept.
+cannot be read or written means compiling as before. At most `MAX_ENTRIES` texts are kept, those this process
+used first (regex_cache.kept).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ _FORMAT = 1  # bump when what is stored per text changes
 
 # (source, file name, mode) -> code
 _entries: dict[tuple[str, str, str], types.CodeType] | None = None
+_used: set[tuple[str, str, str]] = set()  # the texts this process compiled or read: kept when the file must shrink
 _added = False
 
 
@@ -51,9 +53,10 @@ def compiled(source: str, filename: str, mode: str) -> types.CodeType:
     code = entries.get(key)
     if code is None:
         code = builtins.compile(source, filename, mode, dont_inherit=True)
-        if len(entries) < MAX_ENTRIES:
+        if len(entries) < 2 * MAX_ENTRIES:  # what is read and added in one process is bounded too
             entries[key] = code
             _note_added()
+    _used.add(key)
     return code
 
 
@@ -124,10 +127,11 @@ def save() -> None:
     if not _added or _entries is None:
         return
     _added = False
-    regex_cache.write_atomically(cache_file(), _entries, prefix=".code-")
+    regex_cache.write_atomically(cache_file(), regex_cache.kept(_entries, _used, MAX_ENTRIES), prefix=".code-")
 
 
 def _reset_for_tests() -> None:
     """Forget what was read, so a test can point the cache elsewhere."""
     global _entries, _added
     _entries, _added = None, False
+    _used.clear()

@@ -23,7 +23,7 @@ import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, TypeVar
 
 try:  # CPython's own compiler steps (3.11+); without them every pattern is compiled by re.compile
     import _sre
@@ -32,6 +32,8 @@ except ImportError:  # pragma: no cover - another interpreter
     _sre = None  # type: ignore[assignment]
 
 MAX_ENTRIES = 1024
+_Key = TypeVar("_Key")
+_Value = TypeVar("_Value")
 _RE_COMPILE = re.compile  # the standard library's, whatever `routing_re_compile` puts in its place meanwhile
 _FORMAT = 1  # bump when what is stored per pattern changes
 
@@ -147,18 +149,19 @@ def save() -> None:
     if not _added or _entries is None:
         return
     _added = False
-    write_atomically(cache_file(), _kept(_entries, _used), prefix=".regex-")
+    write_atomically(cache_file(), kept(_entries, _used, MAX_ENTRIES), prefix=".regex-")
 
 
-def _kept(entries: dict[tuple[str, int], _Compiled], used: set[tuple[str, int]]) -> dict[tuple[str, int], _Compiled]:
-    """At most MAX_ENTRIES of `entries`, dropping the oldest (as read, then as added) of those this process did
-    not use before any it used. A file that only grew would fill up with patterns no release compiles any more
-    (an upgrade's changed ones, say), and then hold none of the new ones: those were compiled on every start-up."""
-    if len(entries) <= MAX_ENTRIES:
+def kept(entries: dict[_Key, _Value], used: set[_Key], limit: int) -> dict[_Key, _Value]:
+    """At most `limit` of `entries`, dropping the oldest (as read, then as added) of those this process did not
+    use before any it used. A file that only grew would fill up with entries no release asks for any more (an
+    upgrade's changed patterns, say), and then hold none of the new ones: those were compiled on every start-up.
+    Also the file of text/generated_code.py."""
+    if len(entries) <= limit:
         return entries
     order = [key for key in entries if key not in used] + [key for key in entries if key in used]
-    kept = set(order[-MAX_ENTRIES:])
-    return {key: value for key, value in entries.items() if key in kept}
+    keep = set(order[-limit:])
+    return {key: value for key, value in entries.items() if key in keep}
 
 
 def write_atomically(target: Path, value: Any, prefix: str) -> None:

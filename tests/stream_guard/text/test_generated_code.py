@@ -16,10 +16,11 @@ from stream_guard.text import generated_code
 def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty cache directory of this test's own; the process's cache as it was afterwards."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    saved = generated_code._entries, generated_code._added
+    saved, used = (generated_code._entries, generated_code._added), set(generated_code._used)
     generated_code._reset_for_tests()
     yield tmp_path / "stream-guard"
     generated_code._entries, generated_code._added = saved
+    generated_code._used.update(used)
 
 
 def _classes() -> list[type]:
@@ -127,3 +128,16 @@ def test_a_damaged_or_unwritable_file_only_costs_the_compilation(fresh_cache: Pa
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))  # its directory cannot be made: skipped, not an error
     generated_code.save()
     assert not (blocked / "stream-guard").exists()
+
+
+def test_a_full_file_makes_room_for_what_this_process_uses(fresh_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(generated_code, "MAX_ENTRIES", 3)
+    for n in range(3):  # an earlier release's texts fill the file
+        generated_code.compiled(f"old{n}", "<string>", "eval")
+    generated_code.save()
+    generated_code._reset_for_tests()
+    generated_code.compiled("old0", "<string>", "eval")  # still asked for: kept although the oldest
+    generated_code.compiled("new", "<string>", "eval")
+    generated_code.save()
+    generated_code._reset_for_tests()
+    assert [source for source, *_ in generated_code._load()] == ["old0", "old2", "new"]
