@@ -12,8 +12,8 @@ What a module gets is what it would have compiled: `compile` of the same text, f
 compiler flags inherited (dataclasses and typing import no `__future__` features, so their own `exec` and
 `compile` inherit none: tests/stream_guard/text/test_generated_code.py compares the code objects). The file is
 named for the interpreter's version and its bytecode magic number, so another Python never reads it; one that
-cannot be read or written means compiling as before. At most `MAX_ENTRIES` texts are kept, those this process
-used first (regex_cache.kept).
+cannot be read or written means compiling as before. At most `MAX_ENTRIES` texts are kept; a file that would hold
+more keeps only what the process writing it used (regex_cache.kept).
 """
 
 from __future__ import annotations

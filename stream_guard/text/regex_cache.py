@@ -153,14 +153,13 @@ def save() -> None:
 
 
 def kept(entries: dict[_Key, _Value], used: set[_Key], limit: int) -> dict[_Key, _Value]:
-    """At most `limit` of `entries`, dropping the oldest (as read, then as added) of those this process did not
-    use before any it used. A file that only grew would fill up with entries no release asks for any more (an
-    upgrade's changed patterns, say), and then hold none of the new ones: those were compiled on every start-up.
-    Also the file of text/generated_code.py."""
+    """`entries`, or when there are more than `limit` of them, only those this process used (the newest `limit`).
+    A file that only grew would fill up with entries no release asks for any more (an earlier release's patterns,
+    one per start-up of a pattern whose text changed with the hash seed), be read whole on every start-up, and hold
+    none of the new ones: those were compiled on every start-up. Also the file of text/generated_code.py."""
     if len(entries) <= limit:
         return entries
-    order = [key for key in entries if key not in used] + [key for key in entries if key in used]
-    keep = set(order[-limit:])
+    keep = set([key for key in entries if key in used][-limit:])
     return {key: value for key, value in entries.items() if key in keep}
 
 
