@@ -22,7 +22,6 @@ import atexit
 import builtins
 import dataclasses
 import importlib.util
-import marshal
 import sys
 import types
 import typing
@@ -103,14 +102,7 @@ def compiled_once() -> Iterator[None]:
 def _load() -> dict[tuple[str, str, str], types.CodeType]:
     global _entries
     if _entries is None:
-        _entries = {}
-        try:
-            with open(cache_file(), "rb") as file:
-                stored = marshal.loads(file.read())
-            if isinstance(stored, dict):
-                _entries = stored
-        except (OSError, EOFError, ValueError, TypeError):
-            pass  # no file yet, or one another run was writing: compile, and write ours at exit
+        _entries = regex_cache.read_dict(cache_file())
     return _entries
 
 

@@ -125,15 +125,19 @@ def _compiled(pattern: str, flags: int) -> _Compiled | None:
 def _load() -> dict[tuple[str, int], _Compiled]:
     global _entries
     if _entries is None:
-        _entries = {}
-        try:
-            with open(cache_file(), "rb") as file:
-                stored = marshal.loads(file.read())  # marshal.load(file) reads in small pieces: 40 times slower
-            if isinstance(stored, dict):
-                _entries = stored
-        except (OSError, EOFError, ValueError, TypeError):
-            pass  # no file yet, or one another run was writing: compile, and write ours at exit
+        _entries = read_dict(cache_file())
     return _entries
+
+
+def read_dict(path: Path) -> dict[Any, Any]:
+    """The dict marshalled in `path`; empty when there is no file yet, or one another run was writing (then this
+    run compiles, and writes its own at exit). Also the file of text/generated_code.py."""
+    try:
+        with open(path, "rb") as file:
+            stored = marshal.loads(file.read())  # marshal.load(file) reads in small pieces: 40 times slower
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    return stored if isinstance(stored, dict) else {}
 
 
 def _note_added() -> None:
