@@ -6,11 +6,9 @@ import os
 import sys
 
 if __name__ == "__main__":
-    # numpy's BLAS on one thread unless the operator chose, before anything imports numpy, as the `stream-guard`
-    # program holds it (stream_guard/cli `hold_blas_to_one_thread`, a layer this edge may not import): the
-    # worker's judges inherit it through the pool's fork server. Without it, a worker started so had its judges
-    # set and lift a one-thread limit around every NER call, and OpenBLAS's second thread spun after each.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from stream_guard import blas
+
+    blas.hold_to_one_thread(os.environ)  # before anything imports numpy, as `stream-guard` does (cli.entry)
     from stream_guard.agents.cli import run
 
     if len(sys.argv) < 2:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import MutableMapping, NoReturn, Sequence
+from typing import NoReturn, Sequence
 
+from stream_guard import blas
 from stream_guard.errors import StreamGuardError, report
 
 STREAMING_COMMANDS = ("worker", "up", "produce", "tail", "replay-dlq", "alerts")
@@ -37,7 +38,7 @@ def entry() -> NoReturn:
     without tearing its heap down (cli/process_exit.py: about a fifth of a short run's CPU once spaCy is loaded).
     The streaming commands start and exit the normal way: their libraries' clean-up (Faust's, aiokafka's) is
     theirs to run."""
-    hold_blas_to_one_thread(os.environ)
+    blas.hold_to_one_thread(os.environ)
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command not in OFFLINE_COMMANDS:
         raise SystemExit(main())
@@ -50,17 +51,6 @@ def entry() -> NoReturn:
     with built_to_last(), regex_cache.routing_re_compile(), generated_code.compiled_once():
         importlib.import_module(f"stream_guard.cli.{command}")
     exit_process(main())
-
-
-def hold_blas_to_one_thread(environ: MutableMapping[str, str]) -> None:
-    """Every process of the program (and each child: `check -j`, the worker's judges, inherit the environment)
-    runs numpy's BLAS on one thread, unless the operator chose a number. Its only work here is spaCy's NER
-    model multiplying the matrices of a few answer windows, which one thread does; a library caller's pipeline
-    is held to one thread per call instead (text/ner.py `_PipelineLock`), and each time that limit is lifted
-    OpenBLAS's second thread wakes and spins: 2.9% of a RAGTruth `check` run's CPU samples in its thread and
-    about as much again in locks (perf, cpu-clock), 5% of the run's CPU seconds. Read by OpenBLAS when numpy
-    is imported, so set before anything imports it."""
-    environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -549,7 +549,7 @@ def _products_on_numpy(nlp: Any) -> Any:
             if isinstance(node.ops, NumpyOps):
                 node.ops = ops
     if all(lib.num_threads == 1 for lib in controller.lib_controllers):
-        return None  # already one thread (the stream-guard program starts so: cli.hold_blas_to_one_thread)
+        return None  # already one thread (the program starts its processes so: stream_guard/blas.py)
     return controller
 
 

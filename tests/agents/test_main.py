@@ -20,7 +20,7 @@ runpy.run_module("stream_guard.agents", run_name="__main__", alter_sys=True)
 def test_a_worker_started_as_a_module_runs_numpy_s_blas_on_one_thread() -> None:
     # As `stream-guard worker` does (cli.entry), set before numpy is imported: the worker's judges inherit it
     # through the pool's fork server, and without it each lifted the per-call limit after every NER call and
-    # woke OpenBLAS's second thread (stream_guard/cli `hold_blas_to_one_thread`).
+    # woke OpenBLAS's second thread (stream_guard/blas.py).
     done = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["worker", "1", "False"]

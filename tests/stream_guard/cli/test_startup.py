@@ -69,14 +69,6 @@ def test_check_on_empty_input_starts_no_judge_process(tmp_path: Path) -> None:
 
 
 def test_the_program_runs_numpy_s_blas_on_one_thread_unless_the_operator_chose(tmp_path: Path) -> None:
-    from stream_guard.cli import hold_blas_to_one_thread
-
-    environ: dict[str, str] = {}
-    hold_blas_to_one_thread(environ)
-    assert environ == {"OPENBLAS_NUM_THREADS": "1"}
-    chosen = {"OPENBLAS_NUM_THREADS": "4"}
-    hold_blas_to_one_thread(chosen)
-    assert chosen == {"OPENBLAS_NUM_THREADS": "4"}
     # The program itself: `stream-guard check` judging an answer that needs spaCy's NER, in a fresh interpreter
     # without the variable, has numpy's BLAS on one thread when it has judged (set before numpy was imported).
     path = event(tmp_path, "Maria Lopez says refunds take 30 days.")
