@@ -218,8 +218,14 @@ _MIN_SUFFIX_WORD = 6
 _POSSESSIVE_RE = regex_cache.compile(r"['’]s$")
 
 
+def _without_possessive(word: str) -> str:
+    """`word` without a final "'s" or "’s". Most words hold no apostrophe: two substring tests (memchr) cost
+    less than the pattern's search through the word."""
+    return _POSSESSIVE_RE.sub("", word) if "'" in word or "’" in word else word
+
+
 def _is_common_word(word: str) -> bool:
-    lower = _POSSESSIVE_RE.sub("", word.lower())
+    lower = _without_possessive(word.lower())
     if lower in STOP_WORDS or lower in _DISCOURSE_WORDS:
         return True
     return len(lower) >= _MIN_SUFFIX_WORD and lower.endswith(_COMMON_SUFFIXES)
@@ -788,7 +794,7 @@ def _novel_spans(sentence: str, context_words: frozenset[str],
     places a name absent from the context can be."""
     spans = []
     for match in _CAP_TOKEN_RE.finditer(sentence):
-        word = _POSSESSIVE_RE.sub("", match.group()).lower()
+        word = _without_possessive(match.group()).lower()
         if len(word) < 2 or word in STOP_WORDS or word in _NEVER_NAMES:
             continue  # "°F", "Passage 2", "Unable to answer"
         if all(part in context_words for part in ASCII_WORD_RE.findall(word)):

@@ -591,3 +591,8 @@ def test_a_blas_already_on_one_thread_is_not_limited_per_call() -> None:
     assert list(ops) == ["NumpyOps"] and ops["NumpyOps"].use_blis is False  # still numpy's BLAS, not blis
     if any(lib["num_threads"] > 1 for lib in threadpool_info() if lib["user_api"] == "blas"):
         assert ner._products_on_numpy(nlp) is not None  # a BLAS on more threads is held to one per call
+
+
+@given(st.lists(st.sampled_from(["A", "b", "'", "’", "s", "S", "\n", " ", "é"]), max_size=8).map("".join))
+def test_a_possessive_is_dropped_as_the_pattern_drops_it(word: str) -> None:
+    assert ner._without_possessive(word) == ner._POSSESSIVE_RE.sub("", word)
