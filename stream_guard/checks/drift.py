@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.config.detector import DetectorConfig
-from stream_guard.text.fingerprint import Features, event_fingerprint, features, features_distance
+from stream_guard.text.fingerprint import Features, event_fingerprint, features, features_distance, recorded_features
 from stream_guard.text.fingerprint import Fingerprint
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import CheckResult
@@ -122,7 +122,7 @@ class DriftCheck:
         kept = inspection.memo.get(key)
         if isinstance(kept, tuple) and kept[0] is history:  # the same object, not another one at a reused id
             return kept[1], kept[2]
-        theirs = tuple(features(fp) for fp in window)
+        theirs = tuple(recorded_features(fp) for fp in window)
         keep = _window_consensus(theirs, self.config.drift_threshold)
         inspection.memo[key] = (history, theirs, keep)
         return theirs, keep

@@ -32,7 +32,8 @@ def entry() -> NoReturn:
     """The `stream-guard` program (its console script, `python -m stream_guard` and `python -m stream_guard.cli`):
     `main` on the process's arguments. An offline command's modules are imported as objects that last as long as
     the process (stream_guard/collector.py: no garbage collection looks at them), the fixed patterns they and
-    the libraries they import compile coming from the regex cache (text/regex_cache.py), and after it the process ends
+    the libraries they import compile coming from the regex cache (text/regex_cache.py) and their dataclasses'
+    methods and forward references from the generated code's (text/generated_code.py), and after it the process ends
     without tearing its heap down (cli/process_exit.py: about a fifth of a short run's CPU once spaCy is loaded).
     The streaming commands start and exit the normal way: their libraries' clean-up (Faust's, aiokafka's) is
     theirs to run."""
@@ -44,9 +45,9 @@ def entry() -> NoReturn:
 
     from stream_guard.cli.process_exit import exit_process
     from stream_guard.collector import built_to_last
-    from stream_guard.text import regex_cache
+    from stream_guard.text import generated_code, regex_cache
 
-    with built_to_last(), regex_cache.routing_re_compile():
+    with built_to_last(), regex_cache.routing_re_compile(), generated_code.compiled_once():
         importlib.import_module(f"stream_guard.cli.{command}")
     exit_process(main())
 

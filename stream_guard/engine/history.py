@@ -65,8 +65,13 @@ class MemoryHistory(HistoryStore):
                 items.popleft()
 
     def put(self, key: str, fingerprints: Sequence[Fingerprint], window: int) -> None:
+        """A fingerprint this store holds for `key` (handed out by `get`) is kept as it is, not copied again: a
+        batch's new history is mostly the old one, and keeping those objects lets drift reuse what it read of
+        them (fingerprint.recorded_features). New ones are copied, as `append` copies. The held objects are alive
+        while this runs, so no other object can have one of their ids."""
         with self._lock:
-            self._data[key] = deque((dict(f) for f in list(fingerprints)[-max(1, window):]))
+            held = {id(f) for f in self._data.get(key, ())}
+            self._data[key] = deque(f if id(f) in held else dict(f) for f in list(fingerprints)[-max(1, window):])
 
     def clear(self, key: str | None = None) -> None:
         with self._lock:

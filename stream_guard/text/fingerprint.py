@@ -27,6 +27,7 @@ from collections import Counter
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
+from stream_guard.text.analysis import BoundedLRU
 from stream_guard.text.short_text_cache import cached_when_short
 from stream_guard.text.words import NEGATORS, content_of, content_words, stem, words
 
@@ -156,24 +157,12 @@ def event_fingerprint(inspection: Inspection, answer: str) -> dict[str, Any]:
 
 
 def _jaccard_distance(a: frozenset[str], b: frozenset[str]) -> float:
-    union = a | b
-    if not union:
-        return 0.0
-    return 1.0 - len(a & b) / len(union)
-
-
-def _polarity_distance(a: str, b: str) -> float:
-    if a == b:
-        return 0.0
-    # A full flip (positive <-> negative) is the real change; gaining or losing a polar word is half of one.
-    if NEUTRAL in (a, b):
-        return 0.5
-    return 1.0
-
-
-def _length_distance(a: int, b: int) -> float:
-    # One bucket (100 characters) of difference is ordinary variation; three or more is a different answer.
-    return min(abs(a - b) / 3.0, 1.0)
+    """1 - |a & b| / |a | b|, 0 for two empty sets; the union's size is the two sizes less the shared ones (the
+    same integers, so the same float), without building the union."""
+    if not a or not b:
+        return 1.0 if a or b else 0.0
+    shared = len(a & b)
+    return 1.0 - shared / (len(a) + len(b) - shared)
 
 
 def _as_set(fp: Mapping[str, Any], key: str) -> frozenset[str]:
@@ -195,6 +184,23 @@ def features(fp: Mapping[str, Any]) -> Features:
                     int(fp.get("length_bucket", 0)))
 
 
+# A question's history is the same fingerprint objects from one event to the next (a store hands back what it
+# holds; `check` and a judge keep the lists a batch returned), and drift compared each of them again on every
+# event (about ten conversions per event). Kept by identity, each with its fingerprint, so that an id is never
+# read for another object; history fingerprints are read-only (stores copy what they append).
+_RECORDED: BoundedLRU[int, tuple[Fingerprint, Features]] = BoundedLRU(4096, 4096)
+
+
+def recorded_features(fp: Fingerprint) -> Features:
+    """`features(fp)` of a history fingerprint, converted once while it stays in recent histories."""
+    kept = _RECORDED.get(id(fp))
+    if kept is not None and kept[0] is fp:
+        return kept[1]
+    found = features(fp)
+    _RECORDED.put(id(fp), (fp, found), 1)
+    return found
+
+
 # The weights summed as `features_distance` sums the weighted parts (with sum(), in the same order), so that the
 # distance is the same float whatever the Python version's float summation.
 _WEIGHT_WITHOUT_NUMBERS = sum((WEIGHT_STEMS, WEIGHT_POLARITY, WEIGHT_LENGTH))
@@ -202,10 +208,14 @@ _WEIGHT_WITH_NUMBERS = sum((WEIGHT_STEMS, WEIGHT_POLARITY, WEIGHT_LENGTH, WEIGHT
 
 
 def features_distance(a: Features, b: Features) -> float:
-    """`distance`, on converted fingerprints. Drift calls it a dozen times per event: no per-call lists."""
+    """`distance`, on converted fingerprints. Drift calls it a dozen times per event: no per-call lists, and
+    the polarity and length parts computed in line."""
     stems = WEIGHT_STEMS * _jaccard_distance(a.key_words, b.key_words)
-    polar = WEIGHT_POLARITY * _polarity_distance(a.polarity, b.polarity)
-    length = WEIGHT_LENGTH * _length_distance(a.length_bucket, b.length_bucket)
+    # A full flip (positive <-> negative) is the real change; gaining or losing a polar word is half of one.
+    tone, other = a.polarity, b.polarity
+    polar = WEIGHT_POLARITY * (0.0 if tone == other else 0.5 if NEUTRAL in (tone, other) else 1.0)
+    # One bucket (100 characters) of difference is ordinary variation; three or more is a different answer.
+    length = WEIGHT_LENGTH * min(abs(a.length_bucket - b.length_bucket) / 3.0, 1.0)
     if a.numbers or b.numbers:
         value = sum((stems, polar, length, WEIGHT_NUMBERS * _jaccard_distance(a.numbers, b.numbers)))
         value /= _WEIGHT_WITH_NUMBERS

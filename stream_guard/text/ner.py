@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator, Literal, Protocol, Sequence
 
-from stream_guard.text import regex_cache
+from stream_guard.text import generated_code, regex_cache
 from stream_guard.text.analysis import ASCII_WORD_RE, BoundedLRU
 from stream_guard.text.inspection import Entity, Inspection
 from stream_guard.collector import built_to_last
@@ -463,7 +463,8 @@ def _import_spacy() -> Any:
     and every command: about a quarter of the instructions of importing and loading a model) only to expose
     `spacy.info`. A placeholder package stands in while spaCy imports and is taken out of `sys.modules` at once,
     so a later `import spacy.cli` (or `spacy.info(...)`) imports the real one. Nor confection's `pydantic.v1`
-    (text/pydantic_v1.py); the fixed patterns its modules compile come from the regex cache. Deferred to the first
+    (text/pydantic_v1.py); the fixed patterns its modules compile come from the regex cache, their dataclasses'
+    methods and forward references from text/generated_code.py. Deferred to the first
     model load: importing spaCy costs about half a second."""
     if "spacy" in sys.modules:
         return sys.modules["spacy"]
@@ -478,7 +479,7 @@ def _import_spacy() -> Any:
         return spacy
     sys.modules.update(stand_ins)
     try:
-        with without_pydantic_v1(), regex_cache.routing_re_compile():
+        with without_pydantic_v1(), regex_cache.routing_re_compile(), generated_code.compiled_once():
             import spacy
     finally:
         for name, module in stand_ins.items():
@@ -497,7 +498,7 @@ def _spacy_info(*args: Any, **kwargs: Any) -> Any:
 def _load_spacy_pipeline(model: str) -> tuple[Any, "_PipelineLock"]:
     # The lock travels with the pipeline: every recognizer sharing it must serialise on the same object.
     spacy = _import_spacy()
-    with _entry_points_by_group():
+    with _entry_points_by_group(), generated_code.compiled_once():
         nlp = spacy.load(model, exclude=list(_SPACY_EXCLUDE) + _saved_state_exclusion(model),
                          config=_tokenizer_override(spacy, model))
     try:

@@ -111,9 +111,11 @@ _NUMBER_GATE_BYTES = frozenset(w.encode() for w in NUMBER_WORDS | _DURATION_WORD
 _PUNCT_TO_SPACE = bytes(32 if chr(c) in "-,.;:!?()[]{}\"'/" else c for c in range(256))
 
 
-# Applied to lower-cased text (IGNORECASE alternations are several times slower).
+# Applied to lower-cased text (IGNORECASE alternations are several times slower). Longest first; words of one
+# length (which cannot match at the same place) in a fixed order, so that the pattern's text is the same in every
+# process whatever the string hashing (the regex cache keeps one copy of it, not one per hash seed).
 _MAYBE_NUMBER_RE = re.compile(
-    r"\b(?:" + "|".join(sorted(NUMBER_WORDS | {"half"}, key=len, reverse=True)) + r")\b"
+    r"\b(?:" + "|".join(sorted(NUMBER_WORDS | {"half"}, key=lambda word: (-len(word), word))) + r")\b"
     r"|\ban?\s+(?:second|minute|hour|day|week|fortnight|month|year|decade|century)\b"
 )
 

@@ -152,3 +152,17 @@ def test_consensus_excludes_the_outlier():
     agreed = consensus(window, 0.35)
     assert len(agreed) == 4
     assert all(fp["numbers"] == ["49.99"] for fp in agreed)
+
+
+def test_each_history_fingerprint_is_converted_once_across_events(check, monkeypatch):
+    from stream_guard.text import fingerprint as fingerprint_module
+
+    convert = fingerprint_module.features
+    converted = []
+    monkeypatch.setattr(fingerprint_module, "features", lambda fp: converted.append(fp) or convert(fp))
+    history = [fingerprint(STABLE) for _ in range(4)]
+    first = check.evaluate(inspect(STABLE), history)
+    second = check.evaluate(inspect(DRIFTED), list(history))  # the next event: a new list of the same records
+    assert len(converted) == len(history) and all(a is b for a, b in zip(converted, history))
+    assert first.details["compared"] == second.details["compared"] == len(history)
+    assert second.flagged and not first.flagged

@@ -101,3 +101,17 @@ def test_sqlite_closed_store_refuses_use():
     store.close()
     with pytest.raises(RuntimeError):
         store.get("k")
+
+
+def test_memory_put_keeps_the_fingerprints_it_holds_and_copies_new_ones():
+    store = MemoryHistory()
+    store.put("k", [fp(1), fp(2)], window=3)
+    held = store.get("k")
+    new = fp(3)
+    store.put("k", [*held, new], window=3)
+    now = store.get("k")
+    assert now == [fp(1), fp(2), fp(3)]
+    assert now[0] is held[0] and now[1] is held[1]  # what drift read of them stays valid (recorded_features)
+    assert now[2] is not new  # the caller's object is not aliased
+    store.put("other", held, window=3)  # held by another key: copied there
+    assert all(a is not b for a, b in zip(store.get("other"), held))

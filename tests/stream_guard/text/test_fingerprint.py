@@ -200,3 +200,46 @@ def test_one_tokenisation_reads_what_each_reader_read_on_its_own(text: str) -> N
     assert (found["numbers"], found["key_words"], found["polarity"], found["length_bucket"]) == expected
     for limit in (0, 1, 3):
         assert key_stems(text, limit) == _key_stems_as_first_written(text, limit)
+
+
+def _distance_as_first_written(a: fingerprint_module.Features, b: fingerprint_module.Features) -> float:
+    def jaccard(x: frozenset[str], y: frozenset[str]) -> float:
+        union = x | y
+        return 0.0 if not union else 1.0 - len(x & y) / len(union)
+
+    def polar(x: str, y: str) -> float:
+        return 0.0 if x == y else 0.5 if "neutral" in (x, y) else 1.0
+
+    parts = [fingerprint_module.WEIGHT_STEMS * jaccard(a.key_words, b.key_words),
+             fingerprint_module.WEIGHT_POLARITY * polar(a.polarity, b.polarity),
+             fingerprint_module.WEIGHT_LENGTH * min(abs(a.length_bucket - b.length_bucket) / 3.0, 1.0)]
+    if a.numbers or b.numbers:
+        value = sum((*parts, fingerprint_module.WEIGHT_NUMBERS * jaccard(a.numbers, b.numbers)))
+        value /= fingerprint_module._WEIGHT_WITH_NUMBERS
+    else:
+        value = sum(parts) / fingerprint_module._WEIGHT_WITHOUT_NUMBERS
+    return min(max(value, 0.0), 1.0)
+
+
+_SETS = st.frozensets(st.sampled_from(["1", "2", "30", "refund", "price", "day", "plan", "free"]), max_size=6)
+_FEATURES = st.builds(fingerprint_module.Features, _SETS, _SETS, st.sampled_from(["positive", "negative", "neutral"]),
+                      st.integers(0, 12))
+
+
+@given(_FEATURES, _FEATURES)
+@settings(max_examples=500, deadline=None)
+def test_distance_is_the_same_float_as_the_parts_computed_one_by_one(a, b) -> None:
+    assert fingerprint_module.features_distance(a, b) == _distance_as_first_written(a, b)
+
+
+def test_a_history_fingerprint_is_converted_once_while_it_is_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    conversions = []
+    monkeypatch.setattr(fingerprint_module, "features",
+                        lambda fp: conversions.append(fp) or fingerprint_module.Features(
+                            frozenset(fp["numbers"]), frozenset(fp["key_words"]), fp["polarity"], fp["length_bucket"]))
+    held = fingerprint("The Pro plan costs $120 per year.")
+    equal = dict(held)  # another object: converted on its own, never served what an id held before
+    first = fingerprint_module.recorded_features(held)
+    assert fingerprint_module.recorded_features(held) is first
+    assert fingerprint_module.recorded_features(equal) == first
+    assert conversions == [held, equal] and conversions[1] is equal

@@ -17,10 +17,11 @@ from stream_guard.text import regex_cache
 def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty cache directory of this test's own; the process's cache as it was afterwards."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    saved = regex_cache._entries, regex_cache._added
+    saved, used = (regex_cache._entries, regex_cache._added), set(regex_cache._used)
     regex_cache._reset_for_tests()
     yield tmp_path / "stream-guard"
     regex_cache._entries, regex_cache._added = saved
+    regex_cache._used.update(used)
 
 
 def _module_patterns() -> list[re.Pattern[str]]:
@@ -167,3 +168,37 @@ def test_re_compile_routed_through_the_cache_within_the_block_only(fresh_cache: 
     format_ = again._RATIONAL_FORMAT  # type: ignore[attr-defined]
     assert format_ == fractions._RATIONAL_FORMAT  # type: ignore[attr-defined]
     assert (format_.pattern, format_.flags & ~re.UNICODE) in regex_cache._load()  # it came through the cache
+
+
+def test_a_full_file_makes_room_for_what_this_process_uses(fresh_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(regex_cache, "MAX_ENTRIES", 5)
+    for n in range(5):  # an earlier release's patterns fill the file
+        regex_cache.compile(rf"old{n}\d")
+    _reloaded_from_disk()
+    regex_cache.compile(r"old0\d")  # still compiled by this release: kept
+    regex_cache.compile(r"new\d")  # one the full file lacks: the file keeps what this process used
+    _reloaded_from_disk()
+    assert [pattern for pattern, _ in regex_cache._load()] == [r"old0\d", r"new\d"]
+
+
+_ROUTED_AT_IMPORT = """
+import sys
+from stream_guard.text import regex_cache
+with regex_cache.routing_re_compile():
+    import stream_guard.cli.check
+print(sorted(pattern for pattern, _ in regex_cache._load()))
+"""
+
+
+def test_the_patterns_compiled_at_import_are_the_same_text_whatever_the_string_hashing(tmp_path: Path) -> None:
+    """A pattern joined from a set in its iteration order is another text in each process: one more entry in the
+    file per start-up, until the file is full (test_a_full_file_makes_room_for_what_this_process_uses)."""
+    import os
+    import subprocess
+
+    def routed(seed: str) -> str:
+        env = {**os.environ, "PYTHONHASHSEED": seed, "XDG_CACHE_HOME": str(tmp_path / seed)}
+        return subprocess.run([sys.executable, "-c", _ROUTED_AT_IMPORT], env=env, check=True, capture_output=True,
+                              text=True).stdout
+
+    assert routed("1") == routed("2") == routed("3")
