@@ -55,7 +55,7 @@ from stream_guard.checks.dates import DateMention, context_dates, stated_by, sta
 from stream_guard.text.quantities.frequency import Frequency, frequencies, stated_frequencies
 from stream_guard.text.names import equivalent_words, stated_name_groups
 from stream_guard.text.schedule import clock_times, day_spans
-from stream_guard.text.words import stem
+from stream_guard.text.words import may_match, stem
 
 # A figure starts a word, or follows the "x" of a size glued to its first figure ("9x13": 9 and 13). The look-behinds
 # are read after the first digit ("\d(?<![\w.]\d)" is "(?<![\w.])\d"): a pattern that opens on a digit lets the
@@ -259,11 +259,22 @@ def _figures(text: str, facts: _ContextFacts, question: str = "") -> tuple[str, 
     return _strip_spans(text, supported), tuple(dict.fromkeys(missing)), len(supported) - len(dated) + period
 
 
-# A cheap gate for the figures of a claim without digits or number words: days ("weekdays", "Mon") and months.
-_CALENDAR_RE = regex_cache.compile(
-    r"\b(?:(?i:(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day)?s?|week(?:day|end)s?)|January|February|March|April"
-    r"|May|June|July|August|September|October|November|December)\b"
-)
+# A cheap gate for the figures of a claim without digits or number words: days ("weekdays", "Mon") and months,
+# as two searches (`names_calendar`). The days' pattern ignores case, so the engine tries it at every character:
+# it runs only where words.may_match finds one of _DAY_NEEDLES, which every match of it holds. The months open
+# on their capital and read the word boundary after it (`\b` before a letter is `(?<!\w)`; the two-character
+# look-behind sees the character before and the capital just read), so the engine skips to those capitals.
+_DAY_WORD_RE = regex_cache.compile(r"\b(?i:(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day)?s?|week(?:day|end)s?)\b")
+_DAY_NEEDLES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun", "week")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+_MONTH_WORD_RE = regex_cache.compile("(?:" + "|".join(m[0] + r"(?<!\w.)" + m[1:] for m in _MONTHS) + r")\b")
+
+
+def names_calendar(text: str) -> bool:
+    """Whether `text` names a day of the week ("Mon", "Tuesdays"), "weekday(s)", "weekend(s)" or a month, as a word."""
+    return _MONTH_WORD_RE.search(text) is not None or (
+        may_match(text, _DAY_NEEDLES) and _DAY_WORD_RE.search(text) is not None)
 
 
 class _Span(Protocol):
@@ -356,7 +367,7 @@ def ground_claim(
 ) -> ClaimGrounding:
     facts = numbers if isinstance(numbers, _ContextFacts) else _ContextFacts(inspection.context, numbers)
     has_figures = may_contain_quantity(claim.text) or (
-        _CALENDAR_RE.search(claim.text) is not None and bool(facts.days or facts.dates)
+        names_calendar(claim.text) and bool(facts.days or facts.dates)
     )
     text, missing_numbers, stated = _figures(claim.text, facts, inspection.question) if has_figures else (claim.text, (), 0)
     text, quoted = _without_verbatim_quotes(text, inspection)

@@ -44,8 +44,22 @@ from stream_guard.text.sentences import split_sentences
 PROSE, ITEM, QUOTE, HEADING, ROW, HEADER_ROW = "prose", "item", "quote", "heading", "row", "header_row"
 CLAIM_KINDS = frozenset({PROSE, ITEM, QUOTE, ROW})
 
-# Anything markup or a marker could start with; an answer without one of these is its own plain text.
-_GATE_RE = regex_cache.compile(r"[\[\]*_`#|>【~\\<]|\((?i:sources?|refs?|references?|citations?|passages?|see)\b|^[ \t]*+(?:[-+•‣⁃]|\d{1,3}[.)])[ \t]|^[ ]{0,3}(?:-{3}|={3})", re.M)
+# Anything markup or a marker could start with; an answer without one of these is its own plain text. Three
+# searches (`may_hold_markup`), each opening on what the engine can skip to, a character set, "(" or a line
+# break, where one alternation of them (one alternative opening on a line start) was tried at every character:
+# a line start is the text's start or the character after a line break (what `^` matches under re.M).
+_MARK_CHAR_RE = regex_cache.compile(r"[\[\]*_`#|>【~\\<]")
+_SOURCE_MARK_RE = regex_cache.compile(r"\((?i:sources?|refs?|references?|citations?|passages?|see)\b")
+_LINE_MARK = r"(?:[ \t]*+(?:[-+•‣⁃]|\d{1,3}[.)])[ \t]|[ ]{0,3}(?:-{3}|={3}))"
+_LINE_MARK_RE = regex_cache.compile(_LINE_MARK)
+_LATER_LINE_MARK_RE = regex_cache.compile("\n" + _LINE_MARK)
+
+
+def may_hold_markup(text: str) -> bool:
+    """Whether `text` holds a markup character, a "(sources" kind of marker, or a line opening on a list marker or
+    a rule."""
+    return (_MARK_CHAR_RE.search(text) is not None or _SOURCE_MARK_RE.search(text) is not None
+            or _LINE_MARK_RE.match(text) is not None or _LATER_LINE_MARK_RE.search(text) is not None)
 
 _FENCE_RE = regex_cache.compile(r"[ ]{0,3}(`{3,}|~{3,})")
 _HEADING_RE = regex_cache.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]++|$)")
@@ -461,7 +475,7 @@ def marker_refs(body: str, ids: frozenset[str] = frozenset()) -> tuple[str, ...]
 
 def read_markup(text: str, ids: frozenset[str] = frozenset()) -> Markup:
     """The answer `text` read once. `ids` are the event's chunk ids: a bracket naming one is a marker."""
-    if not text or _GATE_RE.search(text) is None:
+    if not text or not may_hold_markup(text):
         return _plain_only(text)
     return _read(text, ids)
 

@@ -151,14 +151,28 @@ TITLES: frozenset[str] = frozenset(
     "dr doctor prof professor mr mrs ms mx miss sir dame lord lady rev fr sr jr gen col capt cpt lt sgt "
     "sen rep gov pres president judge justice".split()
 )
-_TITLE_ALT = r"(?:Dr|Prof|Professor|Doctor|Mr|Mrs|Ms|Mx|Sir|Dame|Rev|Gen|Col|Capt|Lt|Sgt|Sen|Rep|Gov)"
+_TITLES_WRITTEN = ("Dr", "Prof", "Professor", "Doctor", "Mr", "Mrs", "Ms", "Mx", "Sir", "Dame", "Rev", "Gen", "Col",
+                   "Capt", "Lt", "Sgt", "Sen", "Rep", "Gov")
+_TITLE_ALT = "(?:" + "|".join(_TITLES_WRITTEN) + ")"
+# Python's regex engine skips straight to the characters a pattern can open on only when its first element is a
+# character or a set of them; a pattern opening on a word boundary or a look-behind is tried at every character.
+# The patterns tried over every answer line below therefore open on their first letter and read the boundary
+# after it: a look-behind of two characters, the one before and the letter just read (never a line break, so
+# "." matches it), fails exactly where the one-character look-behind in front of the letter failed (at the text's
+# start neither has room to match). tests/stream_guard/text/test_ner.py compares each with its plain form.
+# `\b` in front of a word character is `(?<!\w)`.
+_TITLE_AT_WORD_START = "(?:" + "|".join(title[0] + r"(?<!\w.)" + title[1:] for title in _TITLES_WRITTEN) + ")"
 # Capitalised, not an acronym (a lower-case letter somewhere after the first). Read whole and possessively,
 # starting only at a word's first letter: "A" + "b" * 20000 or "A-A-A-..." is scanned once, not once per letter.
 # Letters of every script belong to a name ("Zdeno Chára", "Łukasz"); capitals are those of the Latin alphabets.
 _UPPER = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ"
 _NAME_START = r"(?<![^\W\d_])(?<!['’-])"
-_NAME_WORD = rf"[{_UPPER}](?=[{_UPPER}'’-]*+[^\W\d_{_UPPER}])(?:[^\W\d_]|['’-])*+"
-_TITLED_PERSON_RE = regex_cache.compile(rf"\b{_TITLE_ALT}\.?\s++{_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD}){{0,3}}")
+_NAME_REST = rf"(?=[{_UPPER}'’-]*+[^\W\d_{_UPPER}])(?:[^\W\d_]|['’-])*+"
+_NAME_WORD = rf"[{_UPPER}]{_NAME_REST}"
+# A name's first word, _NAME_START read after its first letter (see _TITLE_AT_WORD_START).
+_FIRST_NAME_WORD = rf"[{_UPPER}](?<![^\W\d_].)(?<!['’-].){_NAME_REST}"
+_TITLED_PERSON_RE = regex_cache.compile(
+    rf"{_TITLE_AT_WORD_START}\.?\s++{_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD}){{0,3}}")
 _TITLE_PREFIX_RE = regex_cache.compile(rf"\b{_TITLE_ALT}\.?\s+$")
 
 ORG_SUFFIXES: frozenset[str] = frozenset(
@@ -171,11 +185,17 @@ ORG_SUFFIXES: frozenset[str] = frozenset(
 )
 _ORG_WORD = r"[A-Z][\w&'’-]*+"
 _ORG_SUFFIX_ALT = "|".join(sorted((w.capitalize() for w in ORG_SUFFIXES), key=lambda w: (-len(w), w)))
+_ORG_WORDS = rf"(?:{_ORG_WORD}\s++(?:(?:of|for|and|&)\s++)?)"
+_ORG_END = rf"(?:(?:Inc|Corp|Co|Ltd)\.|{_ORG_SUFFIX_ALT}\b|INC\b|LLC\b|PLC\b)"
+_ORG_OF = ("University", "Institute", "College", "Bank", "Ministry", "Department")
+# Both kinds of organisation open on a capital: read first, then each kind's start as _TITLE_AT_WORD_START reads
+# it, the first kind's first word unrolled from its {1,5} (the same matches, tried in the same order).
 _ORG_RE = regex_cache.compile(
-    rf"(?<![\w&'’-])(?:{_ORG_WORD}\s++(?:(?:of|for|and|&)\s++)?){{1,5}}(?:(?:Inc|Corp|Co|Ltd)\.|{_ORG_SUFFIX_ALT}\b|INC\b|LLC\b|PLC\b)"
-    rf"|\b(?:University|Institute|College|Bank|Ministry|Department)\s++of\s++{_ORG_WORD}(?:\s++{_ORG_WORD})?"
+    rf"[A-Z](?:(?<![\w&'’-].)[\w&'’-]*+\s++(?:(?:of|for|and|&)\s++)?{_ORG_WORDS}{{0,4}}{_ORG_END}"
+    rf"|(?<!\w.)(?:" + "|".join(f"(?<={word[0]}){word[1:]}" for word in _ORG_OF) + rf")\s++of\s++{_ORG_WORD}"
+    rf"(?:\s++{_ORG_WORD})?)"
 )
-_CAP_SEQUENCE_RE = regex_cache.compile(rf"{_NAME_START}{_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD})+")
+_CAP_SEQUENCE_RE = regex_cache.compile(rf"{_FIRST_NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{_NAME_WORD})+")
 
 # Capitalised words that start sentences or headings far more often than they name anyone.
 _DISCOURSE_WORDS: frozenset[str] = frozenset(
@@ -198,8 +218,14 @@ _MIN_SUFFIX_WORD = 6
 _POSSESSIVE_RE = regex_cache.compile(r"['’]s$")
 
 
+def _without_possessive(word: str) -> str:
+    """`word` without a final "'s" or "’s". Most words hold no apostrophe: two substring tests (memchr) cost
+    less than the pattern's search through the word."""
+    return _POSSESSIVE_RE.sub("", word) if "'" in word or "’" in word else word
+
+
 def _is_common_word(word: str) -> bool:
-    lower = _POSSESSIVE_RE.sub("", word.lower())
+    lower = _without_possessive(word.lower())
     if lower in STOP_WORDS or lower in _DISCOURSE_WORDS:
         return True
     return len(lower) >= _MIN_SUFFIX_WORD and lower.endswith(_COMMON_SUFFIXES)
@@ -769,7 +795,7 @@ def _novel_spans(sentence: str, context_words: frozenset[str],
     places a name absent from the context can be."""
     spans = []
     for match in _CAP_TOKEN_RE.finditer(sentence):
-        word = _POSSESSIVE_RE.sub("", match.group()).lower()
+        word = _without_possessive(match.group()).lower()
         if len(word) < 2 or word in STOP_WORDS or word in _NEVER_NAMES:
             continue  # "°F", "Passage 2", "Unable to answer"
         if all(part in context_words for part in ASCII_WORD_RE.findall(word)):

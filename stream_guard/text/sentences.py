@@ -11,17 +11,22 @@ from stream_guard.text.short_text_cache import cached_when_short
 # Candidate ends: a run of terminators (a spaced ellipsis ". . ." included), closing quotes or brackets, then
 # whitespace or the end of the text. The look-behinds let a run be read only from its first character and
 # the possessive quantifiers never give back, so every character is looked at a bounded number of times.
+# The pattern opens on the character set every candidate starts with (a terminator or a line break), so that the
+# engine skips to those characters instead of trying the pattern at every one (a pattern whose alternatives open
+# on groups is tried everywhere); each alternative then tells its kind by the character just read. A run of
+# terminators is therefore the match's start up to the end of `term` (its first character is outside the group).
 _BOUNDARY_RE = regex_cache.compile(
-    r"(?P<term>[.!?…](?<![.!?…][.!?…])(?<![.…] [.…])[.!?…]*+(?: [.…]++)*+)(?P<close>[\"'”’»)\]]*+)(?:\s++|$)"
-    r"|(?P<para>\n{2,}+)"
-    r"|(?P<item>\n)(?=[ \t]*+(?:[-*•]|\d++[.)])\s)"
+    r"[.!?…\n](?:"
+    r"(?<=[.!?…])(?<![.!?…][.!?…])(?<![.…] [.…])(?P<term>[.!?…]*+(?: [.…]++)*+)(?P<close>[\"'”’»)\]]*+)(?:\s++|$)"
+    r"|(?<=\n)(?P<para>\n++)"
+    r"|(?<=\n)(?P<item>)(?=[ \t]*+(?:[-*•]|\d++[.)])\s))"
 )
 
 
 # Inline list markers: "1.", "2)", "3.)", "a.", optionally after a bullet ("• 9.", "⁃10."), each opening an
 # item that starts with a capital. Found from their punctuation (a fast character-set scan), then read
 # backwards; only markers in sequence (1 then 2, a then b) count: see `_list_markers`.
-_MARKER_PUNCT_RE = regex_cache.compile(r"(?:\.\)|[.)])(?=[ \t]++[A-Z*\"“'(\[])")
+_MARKER_PUNCT_RE = regex_cache.compile(r"[.)](?:(?<=\.)\))?(?=[ \t]++[A-Z*\"“'(\[])")  # ".)", "." or ")"
 
 
 _BULLETS = "•⁃*-"
@@ -115,7 +120,7 @@ def _split(text: str) -> list[str]:
             cuts.append((match.start(), match.end()))
             start = match.end()
             continue
-        if match.start("term") in markers:
+        if match.start() in markers:
             continue  # the period of an inline list marker ("2. The second item")
         cut = _sentence_end(text, match, start)
         if cut is not None:
@@ -137,8 +142,8 @@ def _sentence_end(text: str, match: re.Match[str], sentence_start: int) -> int |
     after = match.end()
     if after >= len(text):
         return None  # the end of the text ends the sentence anyway
-    term, close = match.group("term"), match.group("close")
-    term_start, close_end = match.start("term"), match.end("close")
+    term_start, close_end = match.start(), match.end("close")
+    term, close = text[term_start : match.end("term")], match.group("close")
     following = _NEXT_WORD_RE.match(text, after)
     next_word = following.group(1) if following else ""
     lower_next = next_word[:1].islower()

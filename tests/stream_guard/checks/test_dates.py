@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from stream_guard.checks.alignment import ContradictionView
-from stream_guard.checks.dates import analyze_dates, dates_agree, extract_dates
+from stream_guard.checks.dates import _DATE_RE, analyze_dates, dates_agree, extract_dates, may_hold_date, stated_dates
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import Finding
 from contradictions import values
@@ -164,3 +169,36 @@ def test_quarters_are_dates() -> None:
     assert [(f.answer_value, f.source_value) for f in wrong] == [("Q3 2024", "Q3 2025")]
     same = "Third-quarter 2025 revenue was $4.2 million, up from $3.6 million in the second quarter."
     assert analyze_dates(ContradictionView(Inspection.build("", context, same))) == []
+
+
+_DATE_PIECES = ["Q", "q", "3", "2025", "19", "Quarter", "QUARTER", "quarter", "third", " ", "-", "/", ".", "March",
+                "May", "of", "fiscal", "FY", "3rd", "mid-", "٣", "１", "ſ", "İ", "K", ",", "a"]
+
+
+@settings(max_examples=600)
+@given(st.lists(st.one_of(st.sampled_from(_DATE_PIECES), st.text(max_size=4)), max_size=12).map("".join))
+def test_the_date_gate_skips_only_texts_without_a_date(text: str) -> None:
+    """A text the gate turns away is one the date pattern finds nothing in (a quarter without a year is the
+    one date without an ASCII digit)."""
+    if not may_hold_date(text):
+        assert _DATE_RE.search(text) is None
+
+
+def test_the_date_gate_turns_away_texts_without_a_digit_or_a_quarter() -> None:
+    assert not may_hold_date("The report came out on a Monday in March.")
+    assert extract_dates("The report came out on a Monday in March.") == []
+    assert may_hold_date("results for the THIRD QUARTER")
+    assert extract_dates("results for the THIRD QUARTER")[0].quarter == 3
+
+
+_PLAIN_YEAR_OR_MONTH_RE = re.compile(
+    r"\d|January|February|March|April|May|June|July|August|September|October|November|December")
+
+
+@settings(max_examples=400)
+@given(st.lists(st.one_of(st.sampled_from(_DATE_PIECES + ["June", "Decem", "٣"]), st.text(max_size=4)), max_size=8)
+       .map("".join))
+def test_stated_dates_reads_the_texts_the_plain_test_lets_through(text: str) -> None:
+    """The cheap test in front of stated_dates, as two searches, lets through what the single alternation did."""
+    expected = extract_dates(text) if _PLAIN_YEAR_OR_MONTH_RE.search(text) else []
+    assert stated_dates(text) == expected

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_guard.checks import faithfulness
-from stream_guard.checks.faithfulness import FaithfulnessCheck, context_numbers
+from stream_guard.checks.faithfulness import FaithfulnessCheck, context_numbers, names_calendar
 from stream_guard.config.detector import DetectorConfig, preset
 from stream_guard.text.inspection import Inspection
 from stream_guard.wire.report import FindingType
@@ -368,3 +368,23 @@ def test_a_claim_of_times_alone_is_explained_by_its_times_not_by_a_count_of_no_w
     times = [f for f in result.findings if "opening or closing time" in f.evidence]
     assert times, [f.evidence for f in result.findings]
     assert all("of 0 content words" not in f.evidence for f in result.findings)
+
+
+# The calendar gate as first written: one alternation opening on a word boundary, tried at every character.
+_PLAIN_CALENDAR_RE = re.compile(
+    r"\b(?:(?i:(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day)?s?|week(?:day|end)s?)|January|February|March|April"
+    r"|May|June|July|August|September|October|November|December)\b"
+)
+_CALENDAR_PIECES = ["Mon", "MONDAYS", "tues", "Thurs", "thu", "week", "Weekend", "weekdays", "sat", "ſat", "SUN",
+                    "January", "May", "may", "Mayday", "xMay", "_May", "March", "1", " ", "-", "é", "day", "s"]
+
+
+@settings(max_examples=600)
+@given(st.lists(st.one_of(st.sampled_from(_CALENDAR_PIECES), st.text(max_size=3)), max_size=10).map("".join))
+def test_the_calendar_gate_answers_as_the_plain_pattern(text: str) -> None:
+    assert names_calendar(text) == (_PLAIN_CALENDAR_RE.search(text) is not None)
+
+
+def test_the_calendar_gate_finds_days_and_months_as_words() -> None:
+    assert names_calendar("Open on Mondays.") and names_calendar("due in March") and names_calendar("two WEEKENDS")
+    assert not names_calendar("Maybe the Marches of the common month") and not names_calendar("")

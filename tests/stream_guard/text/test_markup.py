@@ -4,13 +4,14 @@ sentence, and rewriting by plain span with the structure kept. The plain text is
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_guard.text.markup import HEADING, ITEM, Edit, marker_refs, read_markup
+from stream_guard.text.markup import HEADING, ITEM, Edit, marker_refs, may_hold_markup, read_markup
 
 markdown_it = pytest.importorskip("markdown_it")
 
@@ -195,3 +196,16 @@ def test_the_claim_text_is_what_the_answer_says_without_its_layout() -> None:
     assert read_markup("yes [Read more](https://kb.example.com/articles/1)").claim_text == "yes"
     plain = "Returns take 14 days.\nRefunds take five."
     assert read_markup(plain).claim_text is plain  # an answer without markup is its own claim text
+
+
+# The gate as first written: one alternation, one of its alternatives opening on a line start (re.M).
+_PLAIN_GATE_RE = re.compile(r"[\[\]*_`#|>【~\\<]|\((?i:sources?|refs?|references?|citations?|passages?|see)\b|"
+                            r"^[ \t]*+(?:[-+•‣⁃]|\d{1,3}[.)])[ \t]|^[ ]{0,3}(?:-{3}|={3})", re.M)
+_GATE_PIECES = ["\n", "\r\n", " ", "\t", "- ", "+", "•", "1.", "12)", "1234.", "---", "===", "    ---", "(", "(Sources",
+                "(see", "(seen", "ſee", "x", "#", "<", "a", ".", "\u2028"]
+
+
+@settings(max_examples=800)
+@given(st.lists(st.one_of(st.sampled_from(_GATE_PIECES), st.text(max_size=3)), max_size=10).map("".join))
+def test_the_markup_gate_answers_as_the_plain_pattern(text: str) -> None:
+    assert may_hold_markup(text) == (_PLAIN_GATE_RE.search(text) is not None)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -93,6 +94,42 @@ def test_the_citation_gate_skips_only_texts_that_hold_no_citation(text: str) -> 
 
 
 # --- regex backend -----------------------------------------------------------------------------------
+
+
+# The name patterns as first written, each opening on a look-behind or a word boundary: the patterns in ner.py read
+# that start after their first letter, so that the engine skips to capitals; they must find the same matches.
+_PLAIN_NAME_PATTERNS = {
+    "_TITLED_PERSON_RE": re.compile(
+        rf"\b{ner._TITLE_ALT}\.?\s++{ner._NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{ner._NAME_WORD}){{0,3}}"),
+    "_ORG_RE": re.compile(
+        rf"(?<![\w&'’-])(?:{ner._ORG_WORD}\s++(?:(?:of|for|and|&)\s++)?){{1,5}}(?:(?:Inc|Corp|Co|Ltd)\.|"
+        rf"{ner._ORG_SUFFIX_ALT}\b|INC\b|LLC\b|PLC\b)"
+        rf"|\b(?:University|Institute|College|Bank|Ministry|Department)\s++of\s++{ner._ORG_WORD}(?:\s++{ner._ORG_WORD})?"),
+    "_CAP_SEQUENCE_RE": re.compile(rf"{ner._NAME_START}{ner._NAME_WORD}(?:\s++(?:[A-Z]\.\s*+)?{ner._NAME_WORD})+"),
+}
+_NAME_PIECES = ["Dr", "Prof", "Professor", "Mrs", "Ms", ". ", " ", "  ", "\n", "-", "’", "'", "&", "_", "1", "x",
+                "Wei", "Liu", "LIU", "J.", "Acme", "Corp.", "Inc", "Co", "University", "Bank", " of ", "and", "Łukasz",
+                "Chára", "É", "ÉA", "Research", "Institute", "Group", "LLC", "aDr", "9Bank", "ſ", "İ", "K"]
+
+
+@settings(max_examples=600)
+@given(st.sampled_from(sorted(_PLAIN_NAME_PATTERNS)),
+       st.lists(st.one_of(st.sampled_from(_NAME_PIECES), st.text(max_size=4)), max_size=14).map("".join))
+def test_name_patterns_opening_on_a_letter_find_what_the_plain_patterns_find(name: str, text: str) -> None:
+    def found(pattern: re.Pattern[str]) -> list[tuple[tuple[int, int], str]]:
+        return [(m.span(), m.group()) for m in pattern.finditer(text)]
+
+    assert found(getattr(ner, name)) == found(_PLAIN_NAME_PATTERNS[name])
+
+
+def test_name_patterns_open_on_a_character_set() -> None:
+    """What the rewrite is for: the compiled pattern tells the engine which characters a match can start at."""
+    from re import _compiler, _parser  # type: ignore[attr-defined]
+
+    for name in _PLAIN_NAME_PATTERNS:
+        pattern = getattr(ner, name)
+        code = _compiler._code(_parser.parse(pattern.pattern, pattern.flags), pattern.flags)
+        assert code[2] & _compiler.SRE_INFO_CHARSET, name
 
 
 def test_regex_finds_titled_people_orgs_and_citations() -> None:
@@ -554,3 +591,8 @@ def test_a_blas_already_on_one_thread_is_not_limited_per_call() -> None:
     assert list(ops) == ["NumpyOps"] and ops["NumpyOps"].use_blis is False  # still numpy's BLAS, not blis
     if any(lib["num_threads"] > 1 for lib in threadpool_info() if lib["user_api"] == "blas"):
         assert ner._products_on_numpy(nlp) is not None  # a BLAS on more threads is held to one per call
+
+
+@given(st.lists(st.sampled_from(["A", "b", "'", "’", "s", "S", "\n", " ", "é"]), max_size=8).map("".join))
+def test_a_possessive_is_dropped_as_the_pattern_drops_it(word: str) -> None:
+    assert ner._without_possessive(word) == ner._POSSESSIVE_RE.sub("", word)

@@ -1,10 +1,14 @@
 """Sentences: where a text splits."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from stream_guard.text import sentences
 from stream_guard.text.sentences import split_sentences
 
 # The sentence splitter against the Pragmatic Segmenter golden rules (as pySBD ships them), and our own cases.
@@ -95,3 +99,45 @@ def test_a_text_split_again_gives_the_same_sentences_and_its_own_list() -> None:
     assert len(long_text) > MAX_CACHED_SPLIT
     assert split_sentences(long_text) == _split(long_text) == ["The store opens at 9 a.m. every day."] * (
         MAX_CACHED_SPLIT // 30 + 1)
+
+
+# The candidate-end patterns as first written, opening on groups and alternations: the patterns in sentences.py open
+# on the set of characters every match starts with (so that the engine skips to them); they must find the same
+# candidates, the run of terminators now measured from the match's start.
+_PLAIN_BOUNDARY_RE = re.compile(
+    r"(?P<term>[.!?…](?<![.!?…][.!?…])(?<![.…] [.…])[.!?…]*+(?: [.…]++)*+)(?P<close>[\"'”’»)\]]*+)(?:\s++|$)"
+    r"|(?P<para>\n{2,}+)"
+    r"|(?P<item>\n)(?=[ \t]*+(?:[-*•]|\d++[.)])\s)"
+)
+_PLAIN_MARKER_PUNCT_RE = re.compile(r"(?:\.\)|[.)])(?=[ \t]++[A-Z*\"“'(\[])")
+_PIECES = [".", "!", "?", "…", " ", ". ", " . ", "\n", "\n\n", "\t", "1.", "2)", "3.)", "-", "•", "*", "\"", "’",
+           ")", "]", "»", "A", "a", "Mr", "U.S.", "e.g.", "x"]
+_texts = st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=3)), max_size=16).map("".join)
+
+
+@settings(max_examples=800)
+@given(_texts)
+def test_candidate_ends_are_those_of_the_plain_patterns(text: str) -> None:
+    def plain(m: re.Match[str]) -> tuple[object, ...]:
+        kind = "term" if m.group("term") is not None else "para" if m.group("para") is not None else "item"
+        term = m.span("term") if kind == "term" else None
+        return m.span(), kind, term, m.span("close")
+
+    def ours(m: re.Match[str]) -> tuple[object, ...]:
+        kind = "term" if m.group("term") is not None else "para" if m.group("para") is not None else "item"
+        term = (m.start(), m.end("term")) if kind == "term" else None
+        return m.span(), kind, term, m.span("close")
+
+    assert [ours(m) for m in sentences._BOUNDARY_RE.finditer(text)] == [
+        plain(m) for m in _PLAIN_BOUNDARY_RE.finditer(text)]
+    assert [m.span() for m in sentences._MARKER_PUNCT_RE.finditer(text)] == [
+        m.span() for m in _PLAIN_MARKER_PUNCT_RE.finditer(text)]
+
+
+def test_candidate_end_patterns_open_on_a_character_set() -> None:
+    """What the rewrite is for: the compiled pattern tells the engine which characters a match can start at."""
+    from re import _compiler, _parser  # type: ignore[attr-defined]
+
+    for pattern in (sentences._BOUNDARY_RE, sentences._MARKER_PUNCT_RE):
+        code = _compiler._code(_parser.parse(pattern.pattern, pattern.flags), pattern.flags)
+        assert code[2] & _compiler.SRE_INFO_CHARSET, pattern.pattern
