@@ -13,12 +13,11 @@ compiler flags inherited (dataclasses and typing import no `__future__` features
 `compile` inherit none: tests/stream_guard/text/test_generated_code.py compares the code objects). The file is
 named for the interpreter's version and its bytecode magic number, so another Python never reads it; one that
 cannot be read or written means compiling as before. At most `MAX_ENTRIES` texts are kept; a file that would hold
-more keeps only what the process writing it used (regex_cache.kept).
+more keeps only what the process writing it used (text/cache_file.py).
 """
 
 from __future__ import annotations
 
-import atexit
 import builtins
 import dataclasses
 import importlib.util
@@ -26,36 +25,34 @@ import sys
 import types
 import typing
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Iterator
 
 from stream_guard.text import regex_cache
+from stream_guard.text.cache_file import CacheFile
 
 MAX_ENTRIES = 8192
 _FORMAT = 1  # bump when what is stored per text changes
 
-# (source, file name, mode) -> code
-_entries: dict[tuple[str, str, str], types.CodeType] | None = None
-_used: set[tuple[str, str, str]] = set()  # the texts this process compiled or read: kept when the file must shrink
-_added = False
 
-
-def cache_file() -> Any:
+def cache_file() -> Path:
     version = "".join(str(part) for part in sys.version_info[:3])
     magic = importlib.util.MAGIC_NUMBER.hex()
     return regex_cache.cache_dir() / f"code-{sys.implementation.name}{version}-{magic}-v{_FORMAT}.marshal"
 
 
+# (source, file name, mode) -> code
+_FILE: CacheFile[tuple[str, str, str], types.CodeType] = CacheFile(cache_file, MAX_ENTRIES, prefix=".code-")
+
+
 def compiled(source: str, filename: str, mode: str) -> types.CodeType:
     """`compile(source, filename, mode, dont_inherit=True)`, from the file when this text was compiled before."""
-    entries = _load()
     key = (source, filename, mode)
-    code = entries.get(key)
+    code = _FILE.entries().get(key)
     if code is None:
         code = builtins.compile(source, filename, mode, dont_inherit=True)
-        if len(entries) < 2 * MAX_ENTRIES:  # what is read and added in one process is bounded too
-            entries[key] = code
-            _note_added()
-    _used.add(key)
+        _FILE.add(key, code)
+    _FILE.used.add(key)
     return code
 
 
@@ -100,30 +97,14 @@ def compiled_once() -> Iterator[None]:
 
 
 def _load() -> dict[tuple[str, str, str], types.CodeType]:
-    global _entries
-    if _entries is None:
-        _entries = regex_cache.read_dict(cache_file())
-    return _entries
-
-
-def _note_added() -> None:
-    global _added
-    if not _added:
-        _added = True
-        atexit.register(save)
+    return _FILE.entries()
 
 
 def save() -> None:
-    """Write what this process compiled (with what it read) atomically; a file that cannot be written is skipped."""
-    global _added
-    if not _added or _entries is None:
-        return
-    _added = False
-    regex_cache.write_atomically(cache_file(), regex_cache.kept(_entries, _used, MAX_ENTRIES), prefix=".code-")
+    """Write what this process compiled (with what it read); also done at exit."""
+    _FILE.save()
 
 
 def _reset_for_tests() -> None:
     """Forget what was read, so a test can point the cache elsewhere."""
-    global _entries, _added
-    _entries, _added = None, False
-    _used.clear()
+    _FILE.reset()

@@ -16,14 +16,14 @@ the file holds at most `MAX_ENTRIES` patterns.
 
 from __future__ import annotations
 
-import atexit
-import marshal
 import os
 import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, TypeVar
+from typing import Any, Iterator
+
+from stream_guard.text.cache_file import CacheFile
 
 try:  # CPython's own compiler steps (3.11+); without them every pattern is compiled by re.compile
     import _sre
@@ -32,16 +32,11 @@ except ImportError:  # pragma: no cover - another interpreter
     _sre = None  # type: ignore[assignment]
 
 MAX_ENTRIES = 1024
-_Key = TypeVar("_Key")
-_Value = TypeVar("_Value")
 _RE_COMPILE = re.compile  # the standard library's, whatever `routing_re_compile` puts in its place meanwhile
 _FORMAT = 1  # bump when what is stored per pattern changes
 
 # (pattern, flags) -> (flags after parsing, code, groups - 1, group index, index group)
 _Compiled = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
-_entries: dict[tuple[str, int], _Compiled] | None = None
-_used: set[tuple[str, int]] = set()  # the patterns this process asked for: kept when the file must shrink
-_added = False
 
 
 def cache_dir() -> Path:
@@ -56,18 +51,22 @@ def cache_file() -> Path:
     return cache_dir() / f"regex-{sys.implementation.name}{version}-{getattr(_sre, 'MAGIC', 0)}-v{_FORMAT}.marshal"
 
 
+# (pattern, flags) -> what the compiler emitted for it
+_FILE: CacheFile[tuple[str, int], _Compiled] = CacheFile(cache_file, MAX_ENTRIES, prefix=".regex-")
+
+
 def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - named for what it stands in for
     """`re.compile(pattern, flags)` for a str pattern, built from the cached compiler output when there is one."""
     flags = int(flags)
     if _sre is None:
         return _RE_COMPILE(pattern, flags)
-    entries = _load()
+    entries = _FILE.entries()
     key = (pattern, flags)
     stored = entries.get(key)
     if stored is not None:
         try:
             built = _sre.compile(pattern, *stored)
-            _used.add(key)
+            _FILE.used.add(key)
             return built  # type: ignore[no-any-return]
         except (TypeError, ValueError, RuntimeError):  # not what this engine wrote (_sre checks the code)
             del entries[key]
@@ -78,10 +77,7 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - na
         stored = built = None
     if built is None:
         return _RE_COMPILE(pattern, flags)
-    if len(entries) < 2 * MAX_ENTRIES:  # what is read and added in one process is bounded too
-        entries[key] = stored  # type: ignore[assignment]
-        _used.add(key)
-        _note_added()
+    _FILE.add(key, stored)
     return built  # type: ignore[no-any-return]
 
 
@@ -123,71 +119,14 @@ def _compiled(pattern: str, flags: int) -> _Compiled | None:
 
 
 def _load() -> dict[tuple[str, int], _Compiled]:
-    global _entries
-    if _entries is None:
-        _entries = read_dict(cache_file())
-    return _entries
-
-
-def read_dict(path: Path) -> dict[Any, Any]:
-    """The dict marshalled in `path`; empty when there is no file yet, or one another run was writing (then this
-    run compiles, and writes its own at exit). Also the file of text/generated_code.py."""
-    try:
-        with open(path, "rb") as file:
-            stored = marshal.loads(file.read())  # marshal.load(file) reads in small pieces: 40 times slower
-    except (OSError, EOFError, ValueError, TypeError):
-        return {}
-    return stored if isinstance(stored, dict) else {}
-
-
-def _note_added() -> None:
-    global _added
-    if not _added:
-        _added = True
-        atexit.register(save)
+    return _FILE.entries()
 
 
 def save() -> None:
-    """Write what this process compiled (with what it read) atomically; a cache that cannot be written is skipped."""
-    global _added
-    if not _added or _entries is None:
-        return
-    _added = False
-    write_atomically(cache_file(), kept(_entries, _used, MAX_ENTRIES), prefix=".regex-")
+    """Write what this process compiled (with what it read); also done at exit."""
+    _FILE.save()
 
 
-def kept(entries: dict[_Key, _Value], used: set[_Key], limit: int) -> dict[_Key, _Value]:
-    """`entries`, or when there are more than `limit` of them, only those this process used (the newest `limit`).
-    A file that only grew would fill up with entries no release asks for any more (an earlier release's patterns,
-    one per start-up of a pattern whose text changed with the hash seed), be read whole on every start-up, and hold
-    none of the new ones: those were compiled on every start-up. Also the file of text/generated_code.py."""
-    if len(entries) <= limit:
-        return entries
-    keep = set([key for key in entries if key in used][-limit:])
-    return {key: value for key, value in entries.items() if key in keep}
-
-
-def write_atomically(target: Path, value: Any, prefix: str) -> None:
-    """`value` marshalled into `target`, replacing it at once (a reader sees the old file or the new one); skipped
-    when it cannot be written. Also the file of text/generated_code.py."""
-    import tempfile  # only a run that compiled something new writes
-
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as file:
-                marshal.dump(value, file)
-            os.replace(temporary, target)
-        except BaseException:
-            os.unlink(temporary)
-            raise
-    except OSError:
-        pass
-
-
-def _reset_for_tests() -> Any:
+def _reset_for_tests() -> None:
     """Forget what was read, so a test can point the cache elsewhere."""
-    global _entries, _added
-    _entries, _added = None, False
-    _used.clear()
+    _FILE.reset()

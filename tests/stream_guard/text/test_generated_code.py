@@ -10,17 +10,17 @@ from typing import Any, Callable
 import pytest
 
 from stream_guard.text import generated_code
+from stream_guard.text.cache_file import CacheFile
 
 
 @pytest.fixture()
 def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty cache directory of this test's own; the process's cache as it was afterwards."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    saved, used = (generated_code._entries, generated_code._added), set(generated_code._used)
-    generated_code._reset_for_tests()
+    file = CacheFile(generated_code.cache_file, generated_code.MAX_ENTRIES, prefix=".code-")
+    monkeypatch.setattr(generated_code, "_FILE", file)  # the process's own is back afterwards
     yield tmp_path / "stream-guard"
-    generated_code._entries, generated_code._added = saved
-    generated_code._used.update(used)
+    file.reset()  # nothing of this test's is written at exit
 
 
 def _classes() -> list[type]:
@@ -131,7 +131,7 @@ def test_a_damaged_or_unwritable_file_only_costs_the_compilation(fresh_cache: Pa
 
 
 def test_a_full_file_makes_room_for_what_this_process_uses(fresh_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(generated_code, "MAX_ENTRIES", 3)
+    monkeypatch.setattr(generated_code._FILE, "limit", 3)
     for n in range(3):  # an earlier release's texts fill the file
         generated_code.compiled(f"old{n}", "<string>", "eval")
     generated_code.save()

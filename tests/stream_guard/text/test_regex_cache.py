@@ -11,17 +11,17 @@ from hypothesis import strategies as st
 
 import stream_guard.cli.check  # noqa: F401 - imports every module whose patterns come from the cache
 from stream_guard.text import regex_cache
+from stream_guard.text.cache_file import CacheFile
 
 
 @pytest.fixture()
 def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty cache directory of this test's own; the process's cache as it was afterwards."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    saved, used = (regex_cache._entries, regex_cache._added), set(regex_cache._used)
-    regex_cache._reset_for_tests()
+    file = CacheFile(regex_cache.cache_file, regex_cache.MAX_ENTRIES, prefix=".regex-")
+    monkeypatch.setattr(regex_cache, "_FILE", file)  # the process's own is back afterwards
     yield tmp_path / "stream-guard"
-    regex_cache._entries, regex_cache._added = saved
-    regex_cache._used.update(used)
+    file.reset()  # nothing of this test's is written at exit
 
 
 def _module_patterns() -> list[re.Pattern[str]]:
@@ -57,7 +57,7 @@ def test_every_module_pattern_is_the_pattern_re_compiles(fresh_cache: Path) -> N
         # A pattern's equality compares its source, flags and compiled code.
         assert first == expected and again == expected, pattern.pattern[:80]
         assert (again.groups, again.groupindex) == (expected.groups, expected.groupindex)
-    assert not regex_cache._added  # every one was read from the file: nothing new to write
+    assert not regex_cache._FILE.added  # every one was read from the file: nothing new to write
 
 
 def test_spacys_tokenizer_affixes_come_from_the_cache_equal_to_spacys_own(fresh_cache: Path) -> None:
@@ -98,7 +98,7 @@ def test_any_pattern_matches_as_re_compiles_it(pieces: list[str], flags: int) ->
 
 
 def test_the_file_holds_at_most_max_entries(fresh_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(regex_cache, "MAX_ENTRIES", 5)
+    monkeypatch.setattr(regex_cache._FILE, "limit", 5)
     patterns = [regex_cache.compile(rf"item{n}\d") for n in range(12)]
     assert [p.pattern for p in patterns] == [rf"item{n}\d" for n in range(12)]  # compiled all the same
     _reloaded_from_disk()
@@ -171,7 +171,7 @@ def test_re_compile_routed_through_the_cache_within_the_block_only(fresh_cache: 
 
 
 def test_a_full_file_makes_room_for_what_this_process_uses(fresh_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(regex_cache, "MAX_ENTRIES", 5)
+    monkeypatch.setattr(regex_cache._FILE, "limit", 5)
     for n in range(5):  # an earlier release's patterns fill the file
         regex_cache.compile(rf"old{n}\d")
     _reloaded_from_disk()
@@ -184,6 +184,7 @@ def test_a_full_file_makes_room_for_what_this_process_uses(fresh_cache: Path, mo
 _ROUTED_AT_IMPORT = """
 import sys
 from stream_guard.text import regex_cache
+from stream_guard.text.cache_file import CacheFile
 with regex_cache.routing_re_compile():
     import stream_guard.cli.check
 print(sorted(pattern for pattern, _ in regex_cache._load()))
