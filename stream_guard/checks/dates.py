@@ -31,7 +31,7 @@ from stream_guard.checks.alignment import (
 from stream_guard.text import regex_cache
 from stream_guard.text.analysis import ContextAnalysis, shared_counts
 from stream_guard.text.quantities import UNITS
-from stream_guard.text.words import stem
+from stream_guard.text.words import DIGIT_RE, stem
 from stream_guard.wire.report import Finding
 
 _MONTH_NUMBER = {
@@ -373,13 +373,12 @@ def accounts_for(source: DateMention, d: DateMention) -> bool:
 
 # The cheap test of stated_dates as two searches, each opening on a character set the engine skips to (one
 # alternation of a digit and the month names is tried at every character): a digit, or a month's name.
-_DIGIT_RE = regex_cache.compile(r"\d")
 _MONTH_NAME_RE = regex_cache.compile(r"January|February|March|April|May|June|July|August|September|October|November|December")
 
 
 def stated_dates(text: str) -> list[DateMention]:
     """The dates of `text`, after a cheap test that it names a month or holds a digit."""
-    return extract_dates(text) if _DIGIT_RE.search(text) or _MONTH_NAME_RE.search(text) else []
+    return extract_dates(text) if DIGIT_RE.search(text) or _MONTH_NAME_RE.search(text) else []
 
 
 # Question stems a context sentence must share for its date to answer a bare date (two: a name and a relation,

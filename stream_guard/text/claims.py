@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from stream_guard.text import regex_cache
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.short_text_cache import cached_when_short
-from stream_guard.text.words import content_words, may_match, words
+from stream_guard.text.words import DIGIT_RE, content_words, may_match, words
 
 # Lines up to this length are read once per process while recent (bounded: longer ones every time).
 _MAX_CACHED_LINE = 1024
@@ -340,7 +340,6 @@ _SOURCE_WORDS = ("passage", "context", "doc", "source", "text", "article", "exce
 _REFERENCE_WORDS = ("passage", "source", "doc", "chunk", "step", "paragraph")
 # _NEGATION_RE (and so every decline): "not", "no", "none", "neither", "never", "unable", "fail(s)", "cannot", "n't".
 _NEGATION_WORDS = ("no", "neither", "never", "unable", "fail", "n't")  # "cannot" holds "no"
-_DIGIT_RE = regex_cache.compile(r"\d")
 
 
 def strip_meta(sentence: str) -> str:
@@ -358,7 +357,7 @@ def strip_meta(sentence: str) -> str:
             break
     if sourced:
         text = _INLINE_META_RE.sub(" ", text)
-    if _DIGIT_RE.search(text) is not None and may_match(text, _REFERENCE_WORDS):
+    if DIGIT_RE.search(text) is not None and may_match(text, _REFERENCE_WORDS):
         text = _REFERENCE_NUMBER_RE.sub(r"\1", text)
     return " ".join(text.split()).strip(" ,;:-–—")
 

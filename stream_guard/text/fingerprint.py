@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 from stream_guard.text.analysis import BoundedLRU
 from stream_guard.text.short_text_cache import cached_when_short
-from stream_guard.text.words import NEGATORS, content_of, content_words, stem, words
+from stream_guard.text.words import DIGIT_RE, NEGATORS, content_of, content_words, stem, words
 
 if TYPE_CHECKING:
     from stream_guard.text.inspection import Inspection
@@ -75,7 +75,6 @@ _NEGATIVE_WORDS = NEGATORS | frozenset(
 )
 
 
-_HAS_DIGIT_RE = re.compile(r"\d")
 
 
 def _canonical(value: Decimal) -> str:
@@ -113,7 +112,7 @@ def key_stems(text: str, limit: int = MAX_KEY_STEMS) -> list[str]:
 
 def _key_stems(content: list[str], limit: int) -> list[str]:
     counts = Counter(
-        stem(w) for w in content if len(w) > 2 and not _HAS_DIGIT_RE.search(w) and w not in _NUMBER_WORDS
+        stem(w) for w in content if len(w) > 2 and not DIGIT_RE.search(w) and w not in _NUMBER_WORDS
     )
     # A Counter keeps first-insertion order and most_common's sort is stable: ties stay first seen first.
     return [s for s, _ in counts.most_common(limit)]

@@ -33,7 +33,7 @@ from stream_guard.collector import built_to_last
 from stream_guard.text.pydantic_v1 import without_pydantic_v1
 from stream_guard.text.short_text_cache import cached_when_short
 from stream_guard.text.sentences import split_sentences
-from stream_guard.text.words import STOP_WORDS, may_match
+from stream_guard.text.words import DIGIT_RE, STOP_WORDS, may_match
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,6 @@ def find_citations(text: str) -> list[Entity]:
 # sentences) has none, and one search tells so instead of five.
 _CITATION_GATE_RE = regex_cache.compile(r"\d|https?://|www\.", re.IGNORECASE)
 _CITATION_GATE_WORDS = ("http", "www.")
-_DIGIT_RE = regex_cache.compile(r"\d")
 # And each pattern's own: what every one of its matches holds ("arxiv", "10." of a DOI, a URL's "://" or "www.",
 # a year's "19" or "20"), tested by tests/stream_guard/text/test_ner.py.
 _CITATION_NEEDLES: tuple[tuple[str, ...], ...] = (("arxiv",), ("10.",), ("://", "www."), ("19", "20"), ("19", "20"))
@@ -107,7 +106,7 @@ _CITATION_NEEDLES: tuple[tuple[str, ...], ...] = (("arxiv",), ("10.",), ("://", 
 def _may_cite(text: str) -> bool:
     """Whether _CITATION_GATE_RE matches: its digit by a pattern that opens on a digit (the engine skips to one),
     its words only where words.may_match says they may occur (the alternation is tried at every character)."""
-    return _DIGIT_RE.search(text) is not None or (
+    return DIGIT_RE.search(text) is not None or (
         may_match(text, _CITATION_GATE_WORDS) and _CITATION_GATE_RE.search(text) is not None)
 
 

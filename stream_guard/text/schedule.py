@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from stream_guard.text import regex_cache
-from stream_guard.text.words import may_match, mentions
+from stream_guard.text.words import DIGIT_RE, may_match, mentions
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
@@ -84,14 +84,13 @@ _CLOSED_NEEDLES = ("clos", "except", "not open")
 # Every clock time _TIME_RE reads holds a digit but "noon", "midday" and "midnight": a sentence that passes the
 # needles on a word such as "same" or "team" and holds neither is skipped with a digit search (opening on a
 # set, which the engine skips to) where the pattern, which ignores case, was tried at every character.
-_DIGIT_RE = regex_cache.compile(r"\d")
 _NAMED_TIMES = ("noon", "midday", "midnight")
 
 
 def may_hold_clock_time(text: str) -> bool:
     """False only when _TIME_RE finds nothing in `text`."""
     return mentions(text, _CLOCK_NEEDLES) and (
-        _DIGIT_RE.search(text) is not None or may_match(text, _NAMED_TIMES))
+        DIGIT_RE.search(text) is not None or may_match(text, _NAMED_TIMES))
 
 
 def clock_times(text: str) -> list[ClockTime]:

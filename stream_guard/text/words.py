@@ -187,6 +187,11 @@ def overlap(needles: frozenset[str] | set[str], haystack: frozenset[str] | set[s
     return len(needles & haystack) / len(needles)
 
 
+# A digit anywhere (any script's, as `\d`): the gate many readers open with. It opens on a character set, so the
+# regex engine skips straight to a digit rather than trying the pattern at every character.
+DIGIT_RE = regex_cache.compile(r"\d")
+
+
 def may_match(text: str, needles: tuple[str, ...]) -> bool:
     """False only when `text` is ASCII and holds none of the lower-case `needles` in any case: the gate in front
     of a pattern every match of which holds one of them. Text that is not ASCII always passes: under
