@@ -52,7 +52,8 @@ def compiled(source: str, filename: str, mode: str) -> types.CodeType:
     if code is None:
         code = builtins.compile(source, filename, mode, dont_inherit=True)
         _FILE.add(key, code)
-    _FILE.used.add(key)
+    else:
+        _FILE.used.add(key)
     return code
 
 
@@ -85,14 +86,13 @@ def compiled_once() -> Iterator[None]:
     """Within: dataclasses' `exec` of the methods it writes and typing's `compile` of forward references are
     `compiled`. For imports (our modules', spaCy's): their dataclasses and annotations are fixed text. Nested
     blocks leave the routing to the outermost one; a module that already has such an attribute is left alone."""
-    routed = [(module, name) for module, name, stand_in in _ROUTED if name not in vars(module)]
-    for module, name, stand_in in _ROUTED:
-        if (module, name) in routed:
-            setattr(module, name, stand_in)
+    routed = [(module, name, stand_in) for module, name, stand_in in _ROUTED if name not in vars(module)]
+    for module, name, stand_in in routed:
+        setattr(module, name, stand_in)
     try:
         yield
     finally:
-        for module, name in routed:
+        for module, name, _ in routed:
             vars(module).pop(name, None)
 
 
