@@ -184,16 +184,22 @@ def event_tag(event_id: str) -> str:
 
 
 def _seen(history: Sequence[Fingerprint], record: Fingerprint) -> bool:
-    return any(fp.get(EVENT_TAG) == record[EVENT_TAG] for fp in history)
+    tag = record[EVENT_TAG]
+    for fp in history:  # a plain loop: every delivered answer asks this of its question's whole history
+        if fp.get(EVENT_TAG) == tag:
+            return True
+    return False
 
 
 def remember(history: Sequence[Fingerprint], record: Fingerprint, window: int) -> list[Fingerprint]:
-    """`history` with `record` appended and bounded to `window`; unchanged when the record's event is in it
-    already. At least once means an event can come twice (a redelivery after a crash, a replayed topic): it
+    """`history` with `record` appended and bounded to `window` (a new list); unchanged when the record's event is
+    in it already. At least once means an event can come twice (a redelivery after a crash, a replayed topic): it
     counts once, or a replay would fill a question's history with copies of itself."""
-    if _seen(history, record):
-        return list(history)
-    return (list(history) + [record])[-max(1, window):]
+    kept = list(history)
+    if _seen(kept, record):
+        return kept
+    kept.append(record)
+    return kept[-max(1, window):] if len(kept) > window else kept
 
 
 def _inspection(event: AnswerEvent) -> Inspection:
