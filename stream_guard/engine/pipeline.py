@@ -146,15 +146,14 @@ class Guard:
         asked = bool(normalize_question(event.question))
         history = [fp for fp in history if fp.get(EVENT_TAG) != tag] if asked else []
         report = self.detector.analyze(inspection, history)
-        latency = self.quality_latency_ms
-        quality = QualityScore.compute(report, None, self.config, latency_ms=latency)
         healing: HealingResult | None = None
         if report.flagged:
             healing = self.healer.heal(
                 event.question, event.context, event.answer, report, history=history, citations=event.citations,
                 tenant=event.tenant, inspection=inspection,
             )
-            quality = QualityScore.compute(report, healing, self.config, latency_ms=latency)
+        # Once, of the answer as it will be delivered (a flagged one's score before healing was never read).
+        quality = QualityScore.compute(report, healing, self.config, latency_ms=self.quality_latency_ms)
         delivered = self._delivered_answer(event, quality.routing, healing)
         record = (
             {**event_fingerprint(inspection, delivered), EVENT_TAG: tag}

@@ -195,3 +195,17 @@ def test_remember_appends_a_new_event_bounded_and_an_event_it_holds_not_again(ta
     kept = remember(history, record, window)
     assert kept is not history and history == [{EVENT_TAG: t, "n": i} for i, t in enumerate(tags)]
     assert kept == (history if tag in tags else (history + [record])[-max(1, window):])
+
+
+def test_a_verdict_scores_its_quality_once_of_the_answer_it_delivers(guard, monkeypatch):
+    from stream_guard.engine import pipeline
+
+    compute = pipeline.QualityScore.compute
+    calls = []
+    monkeypatch.setattr(pipeline.QualityScore, "compute",
+                        lambda *a, **k: calls.append(a[1] if len(a) > 1 else None) or compute(*a, **k))
+    for event, repaired in ((RETURN_POLICY, True), (CLEAN, False)):
+        calls.clear()
+        verdict, _ = guard.evaluate(event)
+        assert len(calls) == 1 and (calls[0] is not None) == repaired
+        assert verdict.quality.basis == ("healed" if repaired else "original")
