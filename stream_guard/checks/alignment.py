@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Callable, Iterable, Protocol, Sequence, TypeVar
 
+from stream_guard.text.cached_view import cached_property
 from stream_guard.text.analysis import MAX_CONTEXT_VALUES, capped_per_sentence, shared_counts  # noqa: F401 - the checks' bound
 from stream_guard.text.inspection import ContextSentence, Inspection
 from stream_guard.text.quantities import Quantity, extract_quantities

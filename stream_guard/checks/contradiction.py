@@ -50,7 +50,7 @@ class ContradictionCheck:
             *numeric.findings, *analyze_dates(view), *analyze_negation(view), *analyze_billing(view),
             *analyze_schedules(view), *analyze_frequency(view), *analyze_obligations(view), *analyze_exceptions(view),
         ])
-        details: dict[str, object] = {kind: sum(1 for f in findings if f.kind == kind) for kind in KINDS}
+        details = _counts_by_kind(findings)
         details.update(
             unsupported_numbers=list(numeric.unsupported),
             numbers_checked=numeric.checked,
@@ -66,6 +66,16 @@ class ContradictionCheck:
             details=details,
             latency_ms=elapsed_ms(started),
         )
+
+
+def _counts_by_kind(findings: list[Finding]) -> dict[str, object]:
+    """One count per kind of KINDS, in that order, from one pass over the findings (a count per kind was a pass
+    per kind, thirteen over findings that are most often none)."""
+    counts: dict[str, int] = dict.fromkeys(KINDS, 0)
+    for f in findings:
+        if f.kind in counts:
+            counts[f.kind] += 1
+    return {**counts}
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -87,22 +87,21 @@ class DriftCheck:
 
         current = event_fingerprint(inspection, inspection.answer)
         mine = features(current)
-        theirs, keep = self._window(inspection, history, window)
-        distances = [features_distance(mine, other) for other in theirs]
-        agreed = [window[j] for j in keep]
+        theirs, keep, agreed_numbers = self._window(inspection, history, window)
+        distances = _distances(mine, theirs)
         delta = sum(distances[j] for j in keep) / len(keep)
         mean_similarity = sum(1.0 - d for d in distances) / len(distances)
         over_threshold = delta > cfg.drift_threshold
         under_floor = mean_similarity < cfg.drift_similarity_floor
         details = base | {
             "compared": len(window),
-            "consensus": len(agreed),
+            "consensus": len(keep),
             "delta": round(delta, 4),
             "mean_similarity": round(mean_similarity, 4),
             "threshold": cfg.drift_threshold,
             "similarity_floor": cfg.drift_similarity_floor,
             "numbers": current["numbers"],
-            "consensus_numbers": _numbers(agreed),
+            "consensus_numbers": list(agreed_numbers),
         }
         if over_threshold or under_floor:
             details["reason"] = "distance above threshold" if over_threshold else "mean similarity below floor"
@@ -115,20 +114,35 @@ class DriftCheck:
         )
 
     def _window(self, inspection: Inspection, history: Sequence[Fingerprint], window: list[Fingerprint],
-                ) -> tuple[tuple[Features, ...], tuple[int, ...]]:
-        """The window's features and consensus, once per event: the re-inspections of its repairs share the
-        inspection's memo and are judged against the same `history` object."""
+                ) -> tuple[tuple[Features, ...], tuple[int, ...], tuple[str, ...]]:
+        """The window's features, its consensus and the numbers the consensus states, once per event: the
+        re-inspections of its repairs share the inspection's memo and are judged against the same `history`
+        object."""
         key = ("drift window", id(history), self.config.drift_threshold)
         kept = inspection.memo.get(key)
         if isinstance(kept, tuple) and kept[0] is history:  # the same object, not another one at a reused id
-            return kept[1], kept[2]
+            return kept[1], kept[2], kept[3]
         theirs = tuple(recorded_features(fp) for fp in window)
         keep = _window_consensus(theirs, self.config.drift_threshold)
-        inspection.memo[key] = (history, theirs, keep)
-        return theirs, keep
+        numbers = tuple(_numbers([window[j] for j in keep]))
+        inspection.memo[key] = (history, theirs, keep, numbers)
+        return theirs, keep, numbers
 
     def _quiet(self, details: dict[str, Any], started: float) -> CheckResult:
         return CheckResult(name=self.name, score=0.0, flagged=False, details=details, latency_ms=elapsed_ms(started))
+
+
+def _distances(mine: Features, theirs: Sequence[Features]) -> list[float]:
+    """`features_distance(mine, other)` for each of `theirs`, each distinct one computed once: a help desk's
+    window holds the same answer (the same features) again and again."""
+    found: dict[Features, float] = {}
+    out: list[float] = []
+    for other in theirs:
+        value = found.get(other)
+        if value is None:
+            value = found[other] = features_distance(mine, other)
+        out.append(value)
+    return out
 
 
 def _numbers(fingerprints: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -17,9 +17,10 @@ import re
 from bisect import bisect_right
 import time
 import unicodedata
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Iterable
 
+from stream_guard.text.cached_view import cached_property
 from stream_guard.checks.base import elapsed_ms
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.text import regex_cache

@@ -25,6 +25,14 @@ _MAX_STATEMENTS = 3
 GROUP_WINDOW_MS = 3_600_000
 _MAX_CHANGES = 5
 
+# Every part of a verdict the alerts below read. A judged verdict (a Struct) that raises alerts is converted to
+# these parts alone, not whole: its other checks' details are most of a verdict, and converting them was half
+# the CPU of the alerts of a support-desk event (tests/stream_guard/engine/test_alerts.py keeps this list
+# complete).
+_READ = ("event_id", "tenant", "question_hash", "question", "routing", "risk", "final_risk", "hallucination_score",
+         "hallucination_type", "triggered", "reason", "hallucinated_statements", "healing", "produced_at_ms")
+_READ_CHECKS = ("drift", "entities", "citations")
+
 
 def _statements(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
     keep = ("type", "kind", "statement", "evidence", "answer_value", "source_value")
@@ -81,7 +89,7 @@ def alerts_for_verdict(verdict: "Verdict | Mapping[str, Any]", now_ms: int = 0) 
         if (verdict.risk not in (CRITICAL, HIGH) and verdict.routing != "discard"
                 and not verdict.checks.drift.flagged):
             return []  # the common case, without turning the verdict into a dict
-        verdict = verdict.to_dict()
+        verdict = verdict.to_partial_dict(_READ, _READ_CHECKS)
     event_id = str(verdict.get("event_id", ""))
     tenant = str(verdict.get("tenant", "default"))
     qhash = str(verdict.get("question_hash", ""))

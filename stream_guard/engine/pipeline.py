@@ -146,15 +146,14 @@ class Guard:
         asked = bool(normalize_question(event.question))
         history = [fp for fp in history if fp.get(EVENT_TAG) != tag] if asked else []
         report = self.detector.analyze(inspection, history)
-        latency = self.quality_latency_ms
-        quality = QualityScore.compute(report, None, self.config, latency_ms=latency)
         healing: HealingResult | None = None
         if report.flagged:
             healing = self.healer.heal(
                 event.question, event.context, event.answer, report, history=history, citations=event.citations,
                 tenant=event.tenant, inspection=inspection,
             )
-            quality = QualityScore.compute(report, healing, self.config, latency_ms=latency)
+        # Once, of the answer as it will be delivered (a flagged one's score before healing was never read).
+        quality = QualityScore.compute(report, healing, self.config, latency_ms=self.quality_latency_ms)
         delivered = self._delivered_answer(event, quality.routing, healing)
         record = (
             {**event_fingerprint(inspection, delivered), EVENT_TAG: tag}
@@ -184,16 +183,22 @@ def event_tag(event_id: str) -> str:
 
 
 def _seen(history: Sequence[Fingerprint], record: Fingerprint) -> bool:
-    return any(fp.get(EVENT_TAG) == record[EVENT_TAG] for fp in history)
+    tag = record[EVENT_TAG]
+    for fp in history:  # a plain loop: every delivered answer asks this of its question's whole history
+        if fp.get(EVENT_TAG) == tag:
+            return True
+    return False
 
 
 def remember(history: Sequence[Fingerprint], record: Fingerprint, window: int) -> list[Fingerprint]:
-    """`history` with `record` appended and bounded to `window`; unchanged when the record's event is in it
-    already. At least once means an event can come twice (a redelivery after a crash, a replayed topic): it
+    """`history` with `record` appended and bounded to `window` (a new list); unchanged when the record's event is
+    in it already. At least once means an event can come twice (a redelivery after a crash, a replayed topic): it
     counts once, or a replay would fill a question's history with copies of itself."""
-    if _seen(history, record):
-        return list(history)
-    return (list(history) + [record])[-max(1, window):]
+    kept = list(history)
+    if _seen(kept, record):
+        return kept
+    kept.append(record)
+    return kept[-max(1, window):] if len(kept) > window else kept
 
 
 def _inspection(event: AnswerEvent) -> Inspection:

@@ -22,10 +22,10 @@ import re
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
-from functools import cached_property
 from itertools import chain
 from typing import TYPE_CHECKING, Callable, Generic, Hashable, Iterable, Mapping, Sequence, TypeVar
 
+from stream_guard.text.cached_view import cached_property
 from stream_guard.text.quantities import Quantity, extract_quantities
 from stream_guard.text.sentences import split_sentences
 from stream_guard.text.words import compound_stems, stem_set

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Callable, Iterable, Sequence, TypeVar
 
+from stream_guard.text.cached_view import cached_property
 from stream_guard.text.analysis import (  # noqa: F401 - CHUNK_CACHE_SIZE and MAX_POSTINGS: the checks' bounds
     CHUNK_CACHE_SIZE,
     MAX_POSTINGS,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Any, Mapping
 
 from stream_guard.text.short_text_cache import cached_when_short
@@ -32,9 +33,21 @@ _QUESTION_HASH_RE = re.compile(rf"[0-9a-f]{{{QUESTION_HASH_CHARS}}}")
 
 def question_hash(tenant: str, question: str) -> str:
     """Stable key of (tenant, normalized question): the drift table's key and the verdict topic's key."""
+    if len(tenant) + len(question) <= _HASHES_KEPT_CHARS:
+        return _kept_hash(tenant, question)
+    return _hash(tenant, question)
+
+
+def _hash(tenant: str, question: str) -> str:
     digest = hashlib.blake2b(f"{tenant}\x1f{normalize_question(question)}".encode(),
                              digest_size=QUESTION_HASH_CHARS // 2)
     return digest.hexdigest()
+
+
+# Each event asks for its hash three times (to read its history, to judge, for its verdict), and the same questions
+# come again: kept as `normalize_question` keeps its folding, for the 4,096 most recent short (tenant, question) pairs.
+_HASHES_KEPT_CHARS = 1024
+_kept_hash = lru_cache(maxsize=4096)(_hash)
 
 
 def looks_like_question_hash(key: bytes | str) -> bool:

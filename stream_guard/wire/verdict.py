@@ -17,7 +17,7 @@ may be empty (an empty answer is judged: nothing to deliver).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Generic, Literal, Mapping, TypeVar
+from typing import Annotated, Any, Generic, Iterable, Literal, Mapping, TypeVar
 
 import msgspec
 from msgspec import Meta
@@ -203,6 +203,14 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = msgspec.to_builtins(self)
+        return out
+
+    def to_partial_dict(self, fields: Iterable[str], checks: Iterable[str] = ()) -> dict[str, Any]:
+        """`to_dict()` cut to `fields` and, under "checks", to the named checks: the same values, for a reader
+        of a few parts (engine/alerts.py) that need not have every check's details converted."""
+        out = {name: msgspec.to_builtins(getattr(self, name)) for name in fields}
+        if checks:
+            out["checks"] = {name: msgspec.to_builtins(getattr(self.checks, name)) for name in checks}
         return out
 
     def to_json(self) -> bytes:

@@ -6,11 +6,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stream_guard.checks.base import Check
-from stream_guard.checks.contradiction import KINDS, ContradictionCheck
+from stream_guard.checks.contradiction import KINDS, ContradictionCheck, _counts_by_kind
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.wire.events import Chunk
 from stream_guard.text.inspection import Inspection
-from stream_guard.wire.report import CheckResult, FindingType
+from stream_guard.wire.report import CheckResult, Finding, FindingType
 
 CHECK = ContradictionCheck(DetectorConfig())
 
@@ -159,3 +159,10 @@ def test_every_contradiction_kind_is_a_declared_detail_of_the_verdict() -> None:
     from stream_guard.wire.check_details import ContradictionDetails
 
     assert set(KINDS) <= set(ContradictionDetails.__annotations__)
+
+
+@given(st.lists(st.sampled_from([*KINDS, "claim", None]), max_size=12))
+def test_details_count_each_kind_in_order_as_a_pass_per_kind_counts(kinds: list[str | None]) -> None:
+    findings = [Finding(FindingType.CONTRADICTION, f"s{i}", "e", kind=kind) for i, kind in enumerate(kinds)]
+    counts = _counts_by_kind(findings)
+    assert list(counts.items()) == [(kind, sum(1 for f in findings if f.kind == kind)) for kind in KINDS]

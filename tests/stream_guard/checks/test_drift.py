@@ -166,3 +166,34 @@ def test_each_history_fingerprint_is_converted_once_across_events(check, monkeyp
     assert len(converted) == len(history) and all(a is b for a, b in zip(converted, history))
     assert first.details["compared"] == second.details["compared"] == len(history)
     assert second.flagged and not first.flagged
+
+
+def test_a_window_of_repeated_answers_is_measured_once_per_distinct_answer(check, monkeypatch):
+    from stream_guard.checks import drift as drift_module
+    from stream_guard.text.fingerprint import features, features_distance
+
+    history = [fingerprint(STABLE), fingerprint(DRIFTED)] * 3 + [fingerprint(STABLE)]
+    mine = features(fingerprint(STABLE))
+    check.evaluate(inspect(STABLE), history)  # the window's own consensus, measured (and kept) once
+    measured = []
+    monkeypatch.setattr(drift_module, "features_distance",
+                        lambda a, b: measured.append(b) or features_distance(a, b))
+    result = check.evaluate(inspect(STABLE), history)
+    assert len(measured) == 2  # STABLE's features and DRIFTED's, not seven comparisons
+    distances = [features_distance(mine, features(fp)) for fp in history]
+    assert result.details["mean_similarity"] == round(sum(1.0 - d for d in distances) / len(distances), 4)
+
+
+def test_a_repair_reads_the_consensus_numbers_its_event_read(check, monkeypatch):
+    from stream_guard.checks import drift as drift_module
+
+    counted = drift_module._numbers
+    calls = []
+    monkeypatch.setattr(drift_module, "_numbers", lambda fps: calls.append(fps) or counted(fps))
+    history = [fingerprint(STABLE) for _ in range(4)]
+    event = inspect(DRIFTED)
+    first = check.evaluate(event, history)
+    repair = check.evaluate(event.with_answer(STABLE), history)  # a re-inspection: the event's memo, its history
+    assert len(calls) == 1
+    assert first.details["consensus_numbers"] == repair.details["consensus_numbers"] == ["49.99"]
+    assert first.details["consensus_numbers"] is not repair.details["consensus_numbers"]  # each verdict its own

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
+import stream_guard
+from stream_guard.config.detector import DetectorConfig
+from stream_guard.engine import alerts as alerts_module
 from stream_guard.engine.alerts import alerts_for_verdict
+from stream_guard.engine.pipeline import Guard
 from stream_guard.wire.alert import alert_id
+from stream_guard.wire.events import EventError, decode_event
+from stream_guard.wire.verdict import Verdict
 
 
 def verdict(**overrides: Any) -> dict[str, Any]:
@@ -131,8 +141,6 @@ def test_alerts_carry_why_the_answer_was_not_delivered_as_written() -> None:
 
 
 def test_a_judged_verdict_gives_its_reason_to_its_alerts() -> None:
-    from stream_guard.config.detector import DetectorConfig
-    from stream_guard.engine.pipeline import Guard
     from stream_guard.wire.events import AnswerEvent
 
     guard = Guard(DetectorConfig(db_path=":memory:", ner="regex", log_flagged=False))
@@ -141,3 +149,53 @@ def test_a_judged_verdict_gives_its_reason_to_its_alerts() -> None:
     [alert] = [a for a in alerts_for_verdict(judged) if a.kind == "critical_risk"]
     assert judged.reason is not None and alert.evidence["reason"] == {"code": judged.reason.code,
                                                                       "detail": judged.reason.detail}
+
+
+class _Reads(dict):  # type: ignore[type-arg]
+    """A verdict's to_dict() that notes which of its keys (and which checks) are read."""
+
+    def __init__(self, value: dict[str, Any], seen: set[str], prefix: str = "") -> None:
+        super().__init__(value)
+        self.seen, self.prefix = seen, prefix
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.seen.add(self.prefix + key)
+        value = super().get(key, default)
+        if key == "checks" and not self.prefix and isinstance(value, dict):
+            return _Reads(value, self.seen, "checks.")
+        return value
+
+    def __getitem__(self, key: str) -> Any:
+        self.seen.add(self.prefix + key)
+        return super().__getitem__(key)
+
+
+def _judged_verdicts() -> list[Any]:
+    """The demo's events judged three times over on one history: they page, and drift on the third round."""
+    guard = Guard(DetectorConfig(ner="regex", log_flagged=False))
+    lines = (Path(stream_guard.__file__).parent / "samples" / "demo.jsonl").read_bytes().splitlines()
+    events = []
+    for line in lines:  # the demo shows two broken events too
+        with contextlib.suppress(EventError):
+            events.append(decode_event(line, guard.config.limits))
+    verdicts: list[Any] = []
+    histories: dict[str, list[Any]] = {}
+    for round_ in range(3):
+        renamed = [dataclasses.replace(e, event_id=f"{e.event_id}#{round_}") for e in events]
+        results, updated = guard.evaluate_batch(renamed, histories)
+        histories.update(updated)
+        verdicts += results
+    return verdicts
+
+
+def test_a_judged_verdict_raises_the_alerts_its_dict_raises_converting_only_what_they_read(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    verdicts = _judged_verdicts()
+    seen: set[str] = set()
+    expected = [alerts_for_verdict(_Reads(v.to_dict(), seen), now_ms=7) for v in verdicts]
+    kinds = {a.kind for found in expected for a in found}
+    assert {"critical_risk", "drift"} <= kinds  # the demo pages, and drifts on its third round
+    read = set(alerts_module._READ) | {"checks"} | {f"checks.{name}" for name in alerts_module._READ_CHECKS}
+    assert seen <= read, seen - read
+    monkeypatch.setattr(Verdict, "to_dict", lambda self: pytest.fail("the whole verdict was converted"))
+    assert [alerts_for_verdict(v, now_ms=7) for v in verdicts] == expected

@@ -1,10 +1,12 @@
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stream_guard.config.detector import DetectorConfig
 from stream_guard.wire.events import AnswerEvent
 from stream_guard.engine.history import MemoryHistory
-from stream_guard.engine.pipeline import EventFailure, Guard
+from stream_guard.engine.pipeline import EVENT_TAG, EventFailure, Guard, remember
 from stream_guard.text.questions import question_hash
 
 from scenarios import BILLING, CLEAN, FABRICATED_CITATION, PRICE_DRIFTED, PRICE_STABLE, RETURN_POLICY, price_event
@@ -184,3 +186,26 @@ def test_a_rewrite_from_crawled_chunks_falls_back_and_the_verdict_says_why(guard
     assert verdict.delivered_answer == guard.config.fallback_message
     assert verdict.reason is not None and verdict.reason.code == "hallucination"
     assert "clean prose" in verdict.reason.detail or "would not read like the answer" in verdict.reason.detail
+
+
+@given(st.lists(st.sampled_from("abcdef"), max_size=8), st.sampled_from("abcdefg"), st.integers(-1, 6))
+def test_remember_appends_a_new_event_bounded_and_an_event_it_holds_not_again(tags, tag, window):
+    history = [{EVENT_TAG: t, "n": i} for i, t in enumerate(tags)]
+    record = {EVENT_TAG: tag, "n": -1}
+    kept = remember(history, record, window)
+    assert kept is not history and history == [{EVENT_TAG: t, "n": i} for i, t in enumerate(tags)]
+    assert kept == (history if tag in tags else (history + [record])[-max(1, window):])
+
+
+def test_a_verdict_scores_its_quality_once_of_the_answer_it_delivers(guard, monkeypatch):
+    from stream_guard.engine import pipeline
+
+    compute = pipeline.QualityScore.compute
+    calls = []
+    monkeypatch.setattr(pipeline.QualityScore, "compute",
+                        lambda *a, **k: calls.append(a[1] if len(a) > 1 else None) or compute(*a, **k))
+    for event, repaired in ((RETURN_POLICY, True), (CLEAN, False)):
+        calls.clear()
+        verdict, _ = guard.evaluate(event)
+        assert len(calls) == 1 and (calls[0] is not None) == repaired
+        assert verdict.quality.basis == ("healed" if repaired else "original")
