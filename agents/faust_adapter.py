@@ -10,6 +10,7 @@ exists, so an upgrade fails there rather than misbehaving in production. Overrid
   handlers on (`GuardWorker`, below);
 - acknowledgements: on the service's input topics only the service acknowledges (`releasing()`);
 - flow control: the judge's queue is not cleared when flow resumes (`keep_queued_on_resume`, below);
+- pausing a table's changelog partitions pauses their fetching too (`_Consumer.pause_partitions`, below);
 - the web server: none of Faust's built-in views, and security headers on every response (`GuardApp._new_web`);
 - agent failures reach the service (`GuardApp.agent_error_hook`);
 - the current event, which routes table reads and writes (`acting_for`);
@@ -65,6 +66,16 @@ acknowledged, they stop its commits until the next restart. So the
 judge's queue is kept on resume: everything delivered to it is judged (at least once: a copy fetched again after
 the seek is judged again), a message of an older generation is still skipped by the stream (its acknowledgement
 refused, above), and a revocation, which clears the queues explicitly, still empties it.
+
+Paused changelogs are not fetched. Faust's pause_partitions only stops handing a partition's records to the app:
+its aiokafka fetcher goes on listing every assigned partition in every fetch request. A table's changelog
+partitions are paused whenever they are not being restored or followed as a standby, which in a running worker
+is almost always, so each fetch listed them all (with monitoring on, 13 of 40 partitions per fetch on the
+benchmark, bench/request_counts), and a changelog partition that our own table writes reach was fetched until
+records came back, which aiokafka then held unread for good and, in the 100 ms after they came, held back every
+fetch from that broker (its prefetch backoff). So pausing or resuming a changelog partition does the same in
+aiokafka, on the consumer thread (its partition states belong to that thread's loop). Input partitions are left
+to Faust as before (their fetching around a restore is what `keep_queued_on_resume` and the seek rely on).
 
 Shutdown. On SIGTERM Faust stops fetching, waits for every message taken to be acknowledged ("Wait for
 streams..."), flushes its producer ("Flush producer buffer..."), closes the tables and stops the clients. With
@@ -267,12 +278,43 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
             await probe.stop()
 
 
+def set_fetching(consumer: aiokafka.AIOKafkaConsumer, tps: Iterable[TopicPartition], fetch: bool) -> None:
+    """Resume (fetch) or pause the fetching of those of `tps` still assigned to `consumer`."""
+    assigned = consumer.assignment()
+    mine = [tp for tp in tps if tp in assigned]
+    if mine:
+        (consumer.resume if fetch else consumer.pause)(*mine)
+
+
 class _Consumer(faust_aiokafka.Consumer):
     _releasing: bool = False
     refused_acks: int = 0
 
     def _new_consumer_thread(self) -> faust_aiokafka.AIOKafkaConsumerThread:
         return _ConsumerThread(self, loop=self.loop, beacon=self.beacon)
+
+    def pause_partitions(self, tps: Iterable[TP]) -> None:
+        tpset = set(tps)
+        super().pause_partitions(tpset)
+        self._fetch_changelogs(tpset, fetch=False)
+
+    def resume_partitions(self, tps: Iterable[TP]) -> None:
+        tpset = set(tps)
+        super().resume_partitions(tpset)
+        self._fetch_changelogs(tpset, fetch=True)
+
+    def _fetch_changelogs(self, tps: set[TP], fetch: bool) -> None:
+        """Pause or resume the fetching of the changelog partitions among `tps` (see the module docstring), in
+        the order asked, on the consumer thread; a partition no longer assigned by then is left alone."""
+        changelogs = self.app.tables.changelog_topics
+        wanted = [TopicPartition(tp.topic, tp.partition) for tp in tps if tp.topic in changelogs]
+        thread = self._thread
+        consumer = thread._consumer
+        loop = thread.thread_loop
+        if not wanted or consumer is None or loop is None or loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # the thread's loop closed meanwhile: nothing left to fetch
+            loop.call_soon_threadsafe(set_fetching, consumer, wanted, fetch)
 
     @contextlib.contextmanager
     def releasing(self) -> Iterator[None]:

@@ -336,10 +336,22 @@ async def topic_records(bootstrap: str, prefix: str) -> dict[str, int]:
     return dict(out)
 
 
-def worker_profile(lines: list[bytes], ner: str, rate: float, workdir: Path, monitor: bool) -> dict[str, Any]:
+def request_counts(directory: Path | None) -> dict[str, int]:
+    """The Kafka requests the worker processes have sent so far, by kind (bench/request_counts)."""
+    total: dict[str, int] = defaultdict(int)
+    for path in directory.glob("*.json") if directory is not None else ():
+        for kind, count in orjson.loads(path.read_bytes()).items():
+            total[kind] += count
+    return dict(total)
+
+
+def worker_profile(lines: list[bytes], ner: str, rate: float, workdir: Path, monitor: bool,
+                   count_requests: bool = False) -> dict[str, Any]:
     """One worker (its event loop, its judge process and the pool's fork server), and the embedded broker,
     at `rate` events/s: CPU per event by role, gross and net of what each spends idle (read over IDLE_S
-    before the run); beside it, the same events through `check --jobs 1` (minus its one-event run)."""
+    before the run); beside it, the same events through `check --jobs 1` (minus its one-event run).
+    `count_requests`: the worker's Kafka requests by kind too, per event and per idle second (they cost CPU to
+    count, so that run's CPU figures are not for comparing)."""
     import asyncio
 
     import stream_throughput as st  # the streaming benchmark's cluster and load generator
@@ -351,16 +363,27 @@ def worker_profile(lines: list[bytes], ner: str, rate: float, workdir: Path, mon
     with st.EmbeddedBroker() as broker:
         cluster = st.Cluster(broker.bootstrap, ner, 1, workdir)
         cluster.env["STREAM_GUARD_MONITOR_ENABLED"] = "true" if monitor else "false"
+        counts_dir = workdir / f"requests-{cluster.prefix}" if count_requests else None
+        if counts_dir is not None:
+            counts_dir.mkdir()
+            cluster.env["BENCH_REQUEST_COUNTS"] = str(counts_dir)
+            cluster.env["PYTHONPATH"] = os.pathsep.join(
+                filter(None, [str(REPO / "bench" / "request_counts"), cluster.env.get("PYTHONPATH")]))
         cluster.start()
         try:
             asyncio.run(st._send_stamped(cluster.settings, warmup, None))  # loads caches; the judge is warm
             idle_before, idle_started = st.cpu_by_role(cluster, broker.pid), time.monotonic()
+            requests_idle_before = request_counts(counts_dir)
             time.sleep(IDLE_S)
+            requests_idle_after = request_counts(counts_dir)
             idle_after, idle_s = st.cpu_by_role(cluster, broker.pid), time.monotonic() - idle_started
             written_before = asyncio.run(topic_records(broker.bootstrap, cluster.prefix))
+            requests_before = request_counts(counts_dir)
             before, started = st.cpu_by_role(cluster, broker.pid), time.monotonic()
             run = asyncio.run(st._send_stamped(cluster.settings, lines, rate))
             after, elapsed = st.cpu_by_role(cluster, broker.pid), time.monotonic() - started
+            time.sleep(1.0)  # the counts are written twice a second
+            requests_after = request_counts(counts_dir)
             time.sleep(WRITES_SETTLE_S)
             written_after = asyncio.run(topic_records(broker.bootstrap, cluster.prefix))
         finally:
@@ -379,7 +402,12 @@ def worker_profile(lines: list[bytes], ner: str, rate: float, workdir: Path, mon
             "cpu_ms_per_event_gross": gross, "cpu_ms_per_event_net": net, "check_ms_per_event": check_ms,
             "worker_plus_judge_vs_check": round(guard_net / check_ms, 2),
             "with_broker_vs_check": round((guard_net + net["broker"]) / check_ms, 2),
-            "records_per_event": written}
+            "records_per_event": written,
+            **({"requests_per_event": {kind: round((count - requests_before.get(kind, 0)) / n, 3)
+                                       for kind, count in sorted(requests_after.items())},
+                "requests_per_idle_s": {kind: round((count - requests_idle_before.get(kind, 0)) / idle_s, 2)
+                                        for kind, count in sorted(requests_idle_after.items())}}
+               if count_requests else {})}
 
 
 # --- the report ------------------------------------------------------------------------------------------------
@@ -419,12 +447,15 @@ def markdown(result: dict[str, Any]) -> str:
     for name, w in result.get("worker", {}).items():
         net, gross = w["cpu_ms_per_event_net"], w["cpu_ms_per_event_gross"]
         out.append(f"\n{name} at {w['rate']:g} events/s ({w['events']} events, {w['eps']} events/s delivered): "
-                   f"net of idle, worker {net['workers']} + judge {net['judges']} ms/event = "
+                   f"net of idle, worker {net['workers']} (its event loop {net.get('worker loops')}, other "
+                   f"threads {net.get('worker other threads')}) + judge {net['judges']} ms/event = "
                    f"{w['worker_plus_judge_vs_check']}x check's {w['check_ms_per_event']} ms/event; broker "
                    f"{net['broker']} ({w['with_broker_vs_check']}x with it). Gross: worker {gross['workers']}, judge "
                    f"{gross['judges']}, broker {gross['broker']}; idle ms of CPU per s: {w['idle_cpu_ms_per_s']}; "
                    f"e2e p50 {w['e2e_p50_ms']} ms, p99 {w['e2e_p99_ms']} ms; records written per event: "
-                   f"{w.get('records_per_event')}")
+                   f"{w.get('records_per_event')}"
+                   + (f"; requests per event: {w['requests_per_event']}, per idle s: {w['requests_per_idle_s']}"
+                      if "requests_per_event" in w else ""))
     return "\n".join(out)
 
 
@@ -443,6 +474,9 @@ def main() -> int:
                         help="several produce rates, each measured with monitoring on and off (instead of --rate): "
                              "at 50/s every batch is one event; at peak load batches form, and that sizes a deployment")
     parser.add_argument("--worker-events", type=int, default=1000)
+    parser.add_argument("--request-counts", action="store_true",
+                        help="count the worker's Kafka requests by kind, per event and per idle second "
+                             "(bench/request_counts; counting costs CPU, so compare CPU from runs without it)")
     parser.add_argument("--only", choices=("worker", "instructions"), help="just this section (with the start-up section)")
     parser.add_argument("--label", default="current", help="stored under this name in bench/results/cpu_profile.json")
     args = parser.parse_args()
@@ -526,7 +560,7 @@ def main() -> int:
             # Keyed as before for the one-rate run, so that earlier labels stay comparable.
             result["worker"] = {
                 f"worker, monitoring {'on' if monitor else 'off'}" + ("" if len(rates) == 1 else f", {rate:g}/s"):
-                    worker_profile(lines, args.ner, rate, tmp, monitor)
+                    worker_profile(lines, args.ner, rate, tmp, monitor, args.request_counts)
                 for rate in rates for monitor in (True, False)}
     print(markdown(result))
     print("wrote", store_run("cpu_profile", args.label, result))

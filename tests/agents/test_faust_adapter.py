@@ -155,6 +155,7 @@ from faust.tables.base import Collection  # noqa: E402
 from faust.transport.drivers import aiokafka as faust_aiokafka  # noqa: E402
 from faust.web import drivers as web_drivers  # noqa: E402
 from mode.utils.objects import cached_property as mode_cached_property  # noqa: E402
+from mode.threads import ServiceThread  # noqa: E402
 from mode.utils.queues import FlowControlEvent  # noqa: E402
 
 from stream_guard.agents.faust_adapter import SUPPORTED_FAUST, UnsupportedFaust, check_faust_version  # noqa: E402
@@ -177,6 +178,10 @@ def test_the_private_api_the_adapter_overrides_is_still_there() -> None:
     assert "fetch_max_wait_ms=1500" in inspect.getsource(thread._create_worker_consumer)
     assert "_fetch_max_wait_ms" in inspect.getsource(aiokafka.AIOKafkaConsumer.__init__)
     assert _parameters(faust_aiokafka.Consumer._new_consumer_thread) == ["self"]
+    # A changelog's pause reaches aiokafka (_Consumer.pause_partitions): Faust's own only filters what it hands on.
+    assert _parameters(faust_aiokafka.Consumer.pause_partitions) == ["self", "tps"]
+    assert _parameters(faust_aiokafka.Consumer.resume_partitions) == ["self", "tps"]
+    assert "_consumer" in thread.__annotations__ and "self.thread_loop =" in inspect.getsource(ServiceThread.__init__)
     assert _parameters(faust_aiokafka.Consumer.ack) == ["self", "message"]
     assert faust_aiokafka.Transport.Consumer is faust_aiokafka.Consumer
     assert callable(faust_aiokafka.server_list) and callable(faust_aiokafka.credentials_to_aiokafka_auth)
@@ -360,3 +365,29 @@ def test_a_worker_on_another_release_exits_2_before_it_connects() -> None:
     assert done.returncode == 2, done.stderr[-2000:]
     assert "faust-streaming 0.16.0 is installed" in done.stderr and "0.15.3" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_pausing_a_changelog_partition_stops_its_fetching_and_an_input_is_left_to_faust(app: GuardApp) -> None:
+    """Faust's pause only stops handing records to the app; aiokafka's fetcher would still list the partition in
+    every fetch request. A changelog's pause and resume reach aiokafka too, on the consumer thread's loop."""
+    table = app.Table("drift-history", partitions=2, key_type=bytes, value_type=bytes)
+    changelog, answers = TP(table.changelog_topic.get_topic_name(), 0), TP("rag.answers", 0)
+
+    async def paused_after_each_step() -> list[set[tuple[str, int]]]:
+        kafka = aiokafka.AIOKafkaConsumer(bootstrap_servers="127.0.0.1:9")  # never started: no broker needed
+        kafka.assign([TopicPartition(changelog.topic, 0), TopicPartition(answers.topic, 0)])
+        thread = app.consumer._thread
+        thread._consumer, thread.thread_loop = kafka, asyncio.get_running_loop()
+        steps = [lambda: app.consumer.pause_partitions({changelog, answers}),
+                 lambda: app.consumer.resume_partitions([changelog, answers]),
+                 lambda: app.consumer.pause_partitions({TP(changelog.topic, 1)})]  # not assigned: left alone
+        out = []
+        for step in steps:
+            step()
+            await asyncio.sleep(0)  # what was handed to the thread's loop runs
+            out.append({(tp.topic, tp.partition) for tp in kafka._subscription.paused_partitions()})
+        await kafka.stop()
+        return out
+
+    assert asyncio.run(paused_after_each_step()) == [{(changelog.topic, 0)}, set(), set()]
+    assert TP(changelog.topic, 1) in app.consumer._paused_partitions  # Faust's own pause, as before

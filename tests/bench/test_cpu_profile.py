@@ -24,3 +24,10 @@ def test_start_up_is_spread_over_the_events_of_the_file_the_target_names() -> No
 def test_a_2000_event_corpus_reads_the_same_either_way() -> None:
     r = cpu_profile.per_event({"cpu_s": 3.0, "rss_mb": 100.0}, {"cpu_s": 0.6}, 2000)
     assert r["ms_per_event_in_a_2000_event_file"] == pytest.approx(r["ms_per_event_with_startup"], abs=1e-3)
+
+
+def test_the_worker_processes_request_counts_are_summed_by_kind(tmp_path: Path) -> None:
+    (tmp_path / "101.json").write_text('{"FetchRequest": 40, "ProduceRequest": 3}')
+    (tmp_path / "102.json").write_text('{"FetchRequest": 2}')
+    assert cpu_profile.request_counts(tmp_path) == {"FetchRequest": 42, "ProduceRequest": 3}
+    assert cpu_profile.request_counts(None) == {}
