@@ -258,12 +258,7 @@ def main_thread_cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process's main thread so far (its /proc task of the same id); 0 once gone.
     In a worker that is the asyncio event loop; the rest of the process is mostly Faust's consumer thread, which
     runs aiokafka's fetcher (the two are about equal, w22), so the split says which side a change moved."""
-    try:
-        with open(f"/proc/{pid}/task/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0
+    return process_cpu_seconds(pid, thread=pid) or 0.0
 
 
 def cpu_by_role(cluster: Cluster, broker_pid: int | None) -> dict[str, float]:

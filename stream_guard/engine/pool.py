@@ -193,10 +193,11 @@ def die_with_parent() -> None:
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """CPU time (user + system) process `pid` has used so far, from /proc; None where that is not there."""
+def cpu_seconds(pid: int, thread: int | None = None) -> float | None:
+    """CPU time (user + system) process `pid` (or only its thread `thread`) has used so far, from /proc; None
+    where that is not there."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
+        with open(f"/proc/{pid}/task/{thread}/stat" if thread is not None else f"/proc/{pid}/stat", "rb") as fh:
             fields = fh.read().rsplit(b")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
