@@ -10,17 +10,13 @@ from typing import Any, Callable
 import pytest
 
 from stream_guard.text import generated_code
-from stream_guard.text.cache_file import CacheFile
+from tests.support.cache_files import own_cache_file
 
 
 @pytest.fixture()
 def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty cache directory of this test's own; the process's cache as it was afterwards."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    file = CacheFile(generated_code.cache_file, generated_code.MAX_ENTRIES, prefix=".code-")
-    monkeypatch.setattr(generated_code, "_FILE", file)  # the process's own is back afterwards
-    yield tmp_path / "stream-guard"
-    file.reset()  # nothing of this test's is written at exit
+    yield from own_cache_file(generated_code, ".code-", tmp_path, monkeypatch)
 
 
 def _classes() -> list[type]:

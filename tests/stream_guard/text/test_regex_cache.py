@@ -11,17 +11,13 @@ from hypothesis import strategies as st
 
 import stream_guard.cli.check  # noqa: F401 - imports every module whose patterns come from the cache
 from stream_guard.text import regex_cache
-from stream_guard.text.cache_file import CacheFile
+from tests.support.cache_files import own_cache_file
 
 
 @pytest.fixture()
 def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty cache directory of this test's own; the process's cache as it was afterwards."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    file = CacheFile(regex_cache.cache_file, regex_cache.MAX_ENTRIES, prefix=".regex-")
-    monkeypatch.setattr(regex_cache, "_FILE", file)  # the process's own is back afterwards
-    yield tmp_path / "stream-guard"
-    file.reset()  # nothing of this test's is written at exit
+    yield from own_cache_file(regex_cache, ".regex-", tmp_path, monkeypatch)
 
 
 def _module_patterns() -> list[re.Pattern[str]]:
